@@ -1,0 +1,129 @@
+"""Every error agentcli raises, in two families.
+
+    AgentError
+    ├── ToolError                  the model sees it: becomes an `is_error` tool_result
+    │     kind: ToolErrorKind      (unknown_tool, invalid_arguments, not_found, ...)
+    ├── TaskStopError              ends the task: carries a TerminalReason
+    │   ├── ModelError             the model API failed for good (auth, bad request, ...)
+    │   └── FatalToolError         security violation, missing credentials, ...
+    ├── RetryableModelError        a model call may succeed if repeated (429, 529, 5xx, cut stream)
+    └── UsageError                 bad flags or configuration: exit code 2, nothing was run
+
+Errors carry structured fields, not just a string, so renderers and the JSON result can
+report them precisely.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class TerminalReason(enum.StrEnum):
+    """Why a query loop stopped. Every stop has exactly one of these."""
+
+    COMPLETED = "completed"
+    MAX_TURNS = "max_turns"
+    ABORTED = "aborted"
+    TIMEOUT = "timeout"
+    PERMISSION_DENIED = "permission_denied"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    FATAL_TOOL_ERROR = "fatal_tool_error"
+    MODEL_ERROR = "model_error"
+    REFUSED = "refused"
+    CONTEXT_EXHAUSTED = "context_exhausted"
+    NO_PROGRESS = "no_progress"
+
+
+class ToolErrorKind(enum.StrEnum):
+    """The kinds of tool failure the model can act on."""
+
+    UNKNOWN_TOOL = "unknown_tool"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    NOT_FOUND = "not_found"
+    PERMISSION_DENIED = "permission_denied"
+    CONFLICT = "conflict"
+    TIMEOUT = "timeout"
+    RATE_LIMITED = "rate_limited"
+    OUTCOME_UNKNOWN = "outcome_unknown"
+    NOT_EXECUTED = "not_executed"
+    CANCELLED = "cancelled"
+    INTERNAL = "internal"
+
+
+class AgentError(Exception):
+    """Base of every error agentcli raises on purpose."""
+
+
+class ToolError(AgentError):
+    """A tool call failed in a way the model should hear about and can act on."""
+
+    def __init__(self, kind: ToolErrorKind, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.kind.value}: {self.message}"
+
+
+class TaskStopError(AgentError):
+    """An error that ends the task with a terminal reason."""
+
+    def __init__(self, reason: TerminalReason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+class ModelError(TaskStopError):
+    """The model API failed and retrying will not help (or retries ran out)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        error_type: str | None = None,
+        request_id: str | None = None,
+        reason: TerminalReason = TerminalReason.MODEL_ERROR,
+    ) -> None:
+        super().__init__(reason, message)
+        self.status_code = status_code
+        self.error_type = error_type
+        self.request_id = request_id
+
+
+class FatalToolError(TaskStopError):
+    """A tool failure that must stop the task instead of going back to the model."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(TerminalReason.FATAL_TOOL_ERROR, message)
+
+
+class RetryableModelError(AgentError):
+    """A model call failed in a way that repeating the same request may fix."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status_code = status_code
+        self.retry_after = retry_after
+
+
+class IncompleteResponseError(RetryableModelError):
+    """The response stream ended before `message_stop`: nothing of it may be used."""
+
+
+class UsageError(AgentError):
+    """Bad command-line input or configuration. Exit code 2; nothing was run."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint

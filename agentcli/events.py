@@ -1,0 +1,157 @@
+"""Typed events the loop and the task runner emit while they work.
+
+Renderers (rich text, JSON lines, the REPL) subscribe to these; the loop never prints. Each event
+serializes itself for `--output-format stream-json` with a `type` field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from agentcli.usage import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    type: ClassVar[str] = "event"
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            data[f.name] = value.as_dict() if isinstance(value, Usage) else value
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStarted(Event):
+    type: ClassVar[str] = "task_started"
+    session_id: str
+    task_id: str
+    prompt: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted(Event):
+    type: ClassVar[str] = "turn_started"
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta(Event):
+    type: ClassVar[str] = "text_delta"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta(Event):
+    type: ClassVar[str] = "thinking_delta"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRetrying(Event):
+    """A model request failed in a retryable way; anything streamed from it is void."""
+
+    type: ClassVar[str] = "model_retrying"
+    attempt: int
+    delay_s: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResponded(Event):
+    type: ClassVar[str] = "model_responded"
+    turn: int
+    stop_reason: str
+    usage: Usage
+    text: str
+    tool_calls: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallProposed(Event):
+    type: ClassVar[str] = "tool_call_proposed"
+    call_id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionAsked(Event):
+    type: ClassVar[str] = "permission_asked"
+    call_id: str
+    name: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDecided(Event):
+    type: ClassVar[str] = "permission_decided"
+    call_id: str
+    name: str
+    decision: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted(Event):
+    type: ClassVar[str] = "tool_call_started"
+    call_id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished(Event):
+    type: ClassVar[str] = "tool_call_finished"
+    call_id: str
+    name: str
+    status: str
+    is_error: bool
+    summary: str
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class UsageUpdated(Event):
+    type: ClassVar[str] = "usage"
+    usage: Usage
+    cost_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Notice(Event):
+    """Something the user should know that is not an error of the task itself."""
+
+    type: ClassVar[str] = "notice"
+    level: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptanceStarted(Event):
+    type: ClassVar[str] = "acceptance_started"
+    command: str
+    artifact_version: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptanceFinished(Event):
+    type: ClassVar[str] = "acceptance_finished"
+    command: str
+    passed: bool
+    exit_code: int | None
+    duration_s: float
+    artifact_version: str | None
+
+
+EventSink = Callable[[Event], None]
+
+
+def discard(_event: Event) -> None:
+    """An event sink that ignores everything."""

@@ -1,0 +1,296 @@
+"""QueryLoop: one task's conversation with the model, until a structured terminal reason.
+
+Each step checks the budgets, calls the model (always streaming), keeps the complete assistant
+response in the history, executes the tool calls through the ToolRuntime and appends their
+results. A step returns a typed decision, `Continue()` or `Finished(reason)`; normal completion
+is never an exception. Whatever stops the loop (completion, a budget, a cancel, a deadline, a
+fatal error), the history it returns is valid: every `tool_use` has exactly one `tool_result`.
+
+The loop instance lives for one task, so turn, token and cost counters accumulate across
+`run()` calls (acceptance repair rounds continue the same task).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from agentcli.errors import FatalToolError, TaskStopError, TerminalReason
+from agentcli.events import EventSink, ModelResponded, Notice, TurnStarted, UsageUpdated
+from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from agentcli.model import ModelClient, ModelRequest, StopReason
+from agentcli.store import Journal
+from agentcli.tools.records import ToolCallRecord
+from agentcli.tools.runtime import ToolRuntime
+from agentcli.usage import Budget, Clock, Usage, cost_usd
+
+
+@dataclass(frozen=True, slots=True)
+class Continue:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    reason: TerminalReason
+    error: str | None = None
+
+
+Step = Continue | Finished
+
+
+@dataclass(frozen=True, slots=True)
+class Nudge:
+    """Tell the model something specific alongside the tool results."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    reason: TerminalReason
+    message: str
+
+
+class TurnObserver(Protocol):
+    """Watches each batch of tool results (e.g. the convergence guard)."""
+
+    def after_tools(self, records: Sequence[ToolCallRecord]) -> Nudge | Stop | None: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoopSettings:
+    max_tokens_per_response: int = 16_384
+    """`max_tokens` of each model request."""
+    max_cut_continuations: int = 3
+    """How often in a row the model may be asked to continue text cut at max_tokens."""
+    denial_limit: int = 3
+    """Permission denials in one task before the loop stops with `permission_denied`."""
+
+
+@dataclass(kw_only=True)
+class LoopOutcome:
+    messages: list[Message]
+    reason: TerminalReason
+    final_text: str | None
+    error: str | None = None
+
+
+@dataclass(kw_only=True)
+class QueryLoop:
+    model: ModelClient
+    runtime: ToolRuntime
+    journal: Journal
+    system: str
+    events: EventSink
+    budget: Budget = field(default_factory=Budget)
+    settings: LoopSettings = field(default_factory=LoopSettings)
+    observers: Sequence[TurnObserver] = ()
+    clock: Clock = field(default_factory=Clock)
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    started_at: float = 0.0
+    _cut_streak: int = 0
+
+    def __post_init__(self) -> None:
+        self.started_at = self.clock.now()
+
+    @property
+    def deadline(self) -> float | None:
+        if self.budget.timeout_s is None:
+            return None
+        return self.started_at + self.budget.timeout_s
+
+    @property
+    def cost_usd(self) -> float | None:
+        return cost_usd(self.model.model, self.usage)
+
+    async def run(self, messages: Sequence[Message]) -> LoopOutcome:
+        """Run until a terminal reason. Never raises for cancel, deadline or task-ending errors."""
+        history = list(messages)
+        deadline = self.deadline
+        loop_deadline = (
+            None
+            if deadline is None
+            else asyncio.get_running_loop().time() + (deadline - self.clock.now())
+        )
+        try:
+            async with asyncio.timeout_at(loop_deadline) as scope:
+                while True:
+                    step = await self._step(history)
+                    if isinstance(step, Finished):
+                        return self._outcome(history, step)
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            return self._outcome(
+                history,
+                Finished(
+                    TerminalReason.TIMEOUT,
+                    f"the task's time limit of {self.budget.timeout_s}s ran out",
+                ),
+            )
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return self._outcome(history, Finished(TerminalReason.ABORTED, "cancelled by the user"))
+        except TaskStopError as exc:
+            return self._outcome(history, Finished(exc.reason, exc.message))
+
+    def _outcome(self, history: list[Message], finished: Finished) -> LoopOutcome:
+        self._close_open_calls(history, finished.error or finished.reason.value)
+        last = next((m for m in reversed(history) if m.role == "assistant"), None)
+        return LoopOutcome(
+            messages=history,
+            reason=finished.reason,
+            final_text=last.text if last is not None else None,
+            error=finished.error,
+        )
+
+    def _budget_stop(self) -> Finished | None:
+        budget = self.budget
+        if budget.max_turns is not None and self.turns >= budget.max_turns:
+            return Finished(TerminalReason.MAX_TURNS, f"reached --max-turns {budget.max_turns}")
+        if budget.max_tokens is not None and self.usage.total_tokens >= budget.max_tokens:
+            return Finished(
+                TerminalReason.BUDGET_EXCEEDED,
+                f"used {self.usage.total_tokens} tokens of --max-tokens {budget.max_tokens}",
+            )
+        cost = self.cost_usd
+        if budget.max_cost_usd is not None and cost is not None and cost >= budget.max_cost_usd:
+            return Finished(
+                TerminalReason.BUDGET_EXCEEDED,
+                f"spent ${cost:.4f} of --max-cost ${budget.max_cost_usd}",
+            )
+        deadline = self.deadline
+        if deadline is not None and self.clock.now() >= deadline:
+            return Finished(
+                TerminalReason.TIMEOUT, f"the task's time limit of {budget.timeout_s}s ran out"
+            )
+        return None
+
+    async def _step(self, history: list[Message]) -> Step:
+        stop = self._budget_stop()
+        if stop is not None:
+            return stop
+        self.turns += 1
+        self.events(TurnStarted(turn=self.turns))
+        request = ModelRequest(
+            system=self.system,
+            messages=history,
+            tools=self.runtime.specs(),
+            max_tokens=self.settings.max_tokens_per_response,
+        )
+        response = await self.model.complete(request, self.events)
+        self.usage = self.usage + response.usage
+        self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
+        message = response.message
+        self.events(
+            ModelResponded(
+                turn=self.turns,
+                stop_reason=response.stop_reason,
+                usage=response.usage,
+                text=message.text,
+                tool_calls=len(message.tool_uses),
+            )
+        )
+        self._append(history, message)
+        reason = response.stop_reason
+        if reason == StopReason.REFUSAL:
+            return Finished(TerminalReason.REFUSED, "the model declined to continue (refusal)")
+        if reason == StopReason.CONTEXT_WINDOW_EXCEEDED:
+            return Finished(
+                TerminalReason.CONTEXT_EXHAUSTED,
+                "the conversation no longer fits the model's context window",
+            )
+        if reason == StopReason.PAUSE_TURN:
+            # The API paused a long server-tool turn: sending the content back continues it.
+            return Continue()
+        if message.tool_uses:
+            self._cut_streak = 0
+            return await self._run_tools(history, message.tool_uses)
+        if reason == StopReason.MAX_TOKENS:
+            return self._continue_cut_text(history)
+        self._cut_streak = 0
+        return Finished(TerminalReason.COMPLETED)
+
+    def _continue_cut_text(self, history: list[Message]) -> Step:
+        self._cut_streak += 1
+        if self._cut_streak > self.settings.max_cut_continuations:
+            self.events(
+                Notice(level="warning", message="the answer was cut at the output token limit")
+            )
+            return Finished(TerminalReason.COMPLETED)
+        self._append(
+            history,
+            Message.user(
+                "Your response was cut off at the output token limit. Continue exactly where you "
+                "stopped, without repeating anything."
+            ),
+        )
+        return Continue()
+
+    async def _run_tools(self, history: list[Message], calls: Sequence[ToolUseBlock]) -> Step:
+        runtime = self.runtime
+        records = runtime.propose(calls)
+        denials_before = len(runtime.denials)
+        try:
+            await runtime.execute(calls, records)
+        except BaseException as exc:
+            runtime.interrupt(records, self._interruption(exc))
+            self._append(history, _results_message(records, []))
+            if isinstance(exc, FatalToolError):
+                return Finished(exc.reason, exc.message)
+            raise
+        extra: list[str] = []
+        finished: Step = Continue()
+        for observer in self.observers:
+            verdict = observer.after_tools(records)
+            if isinstance(verdict, Nudge):
+                extra.append(verdict.text)
+            elif isinstance(verdict, Stop):
+                finished = Finished(verdict.reason, verdict.message)
+        self._append(history, _results_message(records, extra))
+        if len(runtime.denials) > denials_before and (
+            len(runtime.denials) >= self.settings.denial_limit
+        ):
+            return Finished(
+                TerminalReason.PERMISSION_DENIED,
+                f"{len(runtime.denials)} tool calls were denied permission",
+            )
+        return finished
+
+    def _interruption(self, exc: BaseException) -> str:
+        deadline = self.deadline
+        if deadline is not None and self.clock.now() >= deadline:
+            return "the task's time limit ran out"
+        if isinstance(exc, asyncio.CancelledError):
+            return "the task was cancelled"
+        return f"the task stopped ({exc})"
+
+    def _append(self, history: list[Message], message: Message) -> None:
+        history.append(message)
+        self.journal.message_appended(message)
+
+    def _close_open_calls(self, history: list[Message], why: str) -> None:
+        """If the history ends with unanswered tool calls, answer each as not executed."""
+        if not history or history[-1].role != "assistant" or not history[-1].tool_uses:
+            return
+        results = tuple(
+            ToolResultBlock(
+                tool_use_id=call.id,
+                is_error=True,
+                content=f"[not_executed] not executed: the task stopped ({why})",
+            )
+            for call in history[-1].tool_uses
+        )
+        self._append(history, Message(role="user", content=results))
+
+
+def _results_message(records: Sequence[ToolCallRecord], extra: Sequence[str]) -> Message:
+    blocks: list[ToolResultBlock | TextBlock] = [r.to_result_block() for r in records]
+    blocks.extend(TextBlock(text=text) for text in extra)
+    return Message(role="user", content=tuple(blocks))

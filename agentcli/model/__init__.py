@@ -1,0 +1,75 @@
+"""The model seam: what the loop needs from a language model, and nothing provider-specific.
+
+`ModelClient` is the Protocol the loop depends on. The Anthropic adapter (`model.anthropic`, the
+only module that imports the SDK) and the scripted doubles in `agentcli.testing` implement it.
+This package's `__init__` stays import-light so commands that never call a model start fast.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agentcli.events import EventSink
+from agentcli.messages import Message
+from agentcli.usage import Usage
+
+
+class StopReason(enum.StrEnum):
+    END_TURN = "end_turn"
+    TOOL_USE = "tool_use"
+    MAX_TOKENS = "max_tokens"
+    STOP_SEQUENCE = "stop_sequence"
+    PAUSE_TURN = "pause_turn"
+    REFUSAL = "refusal"
+    CONTEXT_WINDOW_EXCEEDED = "model_context_window_exceeded"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as the model sees it: name, description and a JSON schema for its input."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRequest:
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec] = ()
+    max_tokens: int = 16_384
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelResponse:
+    """One complete assistant response (the stream reached `message_stop`)."""
+
+    message: Message
+    stop_reason: str
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    request_id: str | None = None
+
+
+class ModelClient(Protocol):
+    """Calls a model once. Streams deltas to `on_event`; returns only complete responses.
+
+    Raises `RetryableModelError` for failures worth repeating (rate limits, overload, a broken
+    stream) and `ModelError` for failures that end the task.
+    """
+
+    @property
+    def model(self) -> str: ...
+
+    async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse: ...

@@ -1,0 +1,91 @@
+"""Permission decisions (code, testable as a table) and the seam for asking the user.
+
+`PermissionPolicy.decide` maps a tool call's target to allow / ask / deny. An `ask` goes to a
+`Prompter`; without a terminal, `NonInteractivePrompter` turns it into a denial at once, never a
+hang, and the denial names the rule the user could add.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Protocol
+
+from agentcli.tools.base import PermissionTarget, Risk
+
+
+class Decision(enum.StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+class PermissionMode(enum.StrEnum):
+    DEFAULT = "default"
+    ACCEPT_EDITS = "accept-edits"
+    READ_ONLY = "read-only"
+    AUTO = "auto"
+    YOLO = "yolo"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    decision: Decision
+    reason: str
+    suggested_rule: str | None = None
+    """The narrowest `--allow` rule that would have allowed this call."""
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest:
+    call_id: str
+    tool: str
+    risk: Risk
+    target: PermissionTarget
+    suggested_rule: str | None
+    preview: str = ""
+    """What will happen: a diff for an edit, the command and cwd for shell."""
+
+
+class Answer(enum.StrEnum):
+    YES = "yes"
+    ALWAYS = "always"
+    NO = "no"
+
+
+@dataclass(frozen=True, slots=True)
+class PromptAnswer:
+    answer: Answer
+    reason: str | None = None
+
+
+class PermissionPolicy(Protocol):
+    def decide(self, risk: Risk, target: PermissionTarget) -> Verdict: ...
+
+    def remember(self, rule: str) -> None:
+        """Add an allow rule for the rest of the session (an "always" answer)."""
+
+
+class Prompter(Protocol):
+    async def ask(self, request: PermissionRequest) -> PromptAnswer: ...
+
+
+class NonInteractivePrompter:
+    """No one can answer: every `ask` is a denial."""
+
+    async def ask(self, request: PermissionRequest) -> PromptAnswer:
+        hint = (
+            f" (allow it with --allow '{request.suggested_rule}')" if request.suggested_rule else ""
+        )
+        return PromptAnswer(
+            Answer.NO, f"no terminal to ask for permission to {request.target.summary}{hint}"
+        )
+
+
+def suggested_rule(target: PermissionTarget) -> str:
+    if target.rule_class == "shell":
+        first = target.subject.split()[0] if target.subject.split() else "*"
+        return f"shell({first} *)"
+    if target.rule_class in ("read", "write"):
+        return f"{target.rule_class}({target.subject})"
+    return target.rule_class

@@ -1,0 +1,31 @@
+"""A mode-only policy: the floor every richer policy builds on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agentcli.permissions import Decision, PermissionMode, Verdict, suggested_rule
+from agentcli.tools.base import PermissionTarget, Risk
+
+
+@dataclass
+class ModePolicy:
+    mode: PermissionMode = PermissionMode.DEFAULT
+    allowed: set[str] = field(default_factory=set)
+
+    def decide(self, risk: Risk, target: PermissionTarget) -> Verdict:
+        rule = suggested_rule(target)
+        if self.mode is PermissionMode.YOLO or risk is Risk.READ:
+            return Verdict(Decision.ALLOW, f"{risk.value} is allowed in {self.mode.value} mode")
+        if self.mode is PermissionMode.READ_ONLY:
+            return Verdict(Decision.DENY, "read-only mode denies every write and command")
+        if rule in self.allowed:
+            return Verdict(Decision.ALLOW, f"allowed by {rule}")
+        if risk is Risk.WRITE and self.mode in (PermissionMode.ACCEPT_EDITS, PermissionMode.AUTO):
+            return Verdict(
+                Decision.ALLOW, f"workspace writes are allowed in {self.mode.value} mode"
+            )
+        return Verdict(Decision.ASK, f"{risk.value} needs permission", suggested_rule=rule)
+
+    def remember(self, rule: str) -> None:
+        self.allowed.add(rule)

@@ -1,0 +1,129 @@
+"""Task state, exit codes, and the task result that `run` reports (SPEC §5 and §7).
+
+The task state is recorded independently of the model: the loop's terminal reason and the
+acceptance evidence decide it, never the model's final words.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentcli.errors import TerminalReason
+from agentcli.usage import Usage
+
+
+class TaskState(enum.StrEnum):
+    RUNNING = "running"
+    WAITING = "waiting"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    ABORTED = "aborted"
+    UNVERIFIED = "unverified"
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    FAILED = 1
+    USAGE = 2
+    LIMITS = 3
+    PERMISSION = 4
+    ABORTED = 130
+
+
+_LIMIT_REASONS = frozenset(
+    {TerminalReason.MAX_TURNS, TerminalReason.BUDGET_EXCEEDED, TerminalReason.TIMEOUT}
+)
+
+
+def task_state_for(reason: TerminalReason, acceptance_passed: bool | None) -> TaskState:
+    """`acceptance_passed` is None when the task had no acceptance criteria."""
+    if reason is TerminalReason.COMPLETED:
+        if acceptance_passed is None:
+            return TaskState.UNVERIFIED
+        return TaskState.SUCCEEDED if acceptance_passed else TaskState.FAILED
+    if reason in _LIMIT_REASONS:
+        return TaskState.BUDGET_EXHAUSTED
+    if reason is TerminalReason.ABORTED:
+        return TaskState.ABORTED
+    return TaskState.FAILED
+
+
+def exit_code_for(state: TaskState, reason: TerminalReason) -> ExitCode:
+    if state in (TaskState.SUCCEEDED, TaskState.UNVERIFIED):
+        return ExitCode.OK
+    if state is TaskState.BUDGET_EXHAUSTED:
+        return ExitCode.LIMITS
+    if state is TaskState.ABORTED:
+        return ExitCode.ABORTED
+    if reason is TerminalReason.PERMISSION_DENIED:
+        return ExitCode.PERMISSION
+    return ExitCode.FAILED
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckEvidence:
+    """One acceptance check, run by agentcli itself on a specific artifact version."""
+
+    command: str
+    exit_code: int | None
+    passed: bool
+    artifact_version: str | None
+    output_tail: str
+    duration_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "command": self.command,
+            "exit_code": self.exit_code,
+            "passed": self.passed,
+            "artifact_version": self.artifact_version,
+            "output_tail": self.output_tail,
+            "duration_s": round(self.duration_s, 3),
+        }
+
+
+@dataclass(kw_only=True)
+class TaskResult:
+    """What a finished task reports: the JSON object of `--output-format json`."""
+
+    session_id: str
+    task_id: str
+    state: TaskState
+    reason: TerminalReason
+    final_text: str | None
+    turns: int
+    duration_s: float
+    usage: Usage
+    cost_usd: float | None
+    acceptance: list[CheckEvidence] = field(default_factory=list)
+    artifact_version: str | None = None
+    changed_files: list[str] = field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    permission_denials: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return exit_code_for(self.state, self.reason)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "task_id": self.task_id,
+            "task_state": self.state.value,
+            "terminal_reason": self.reason.value,
+            "final_text": self.final_text,
+            "turns": self.turns,
+            "duration_s": round(self.duration_s, 3),
+            "usage": self.usage.as_dict(),
+            "cost_usd": self.cost_usd,
+            "acceptance": [check.to_json() for check in self.acceptance],
+            "artifact_version": self.artifact_version,
+            "changed_files": self.changed_files,
+            "tool_calls": self.tool_calls,
+            "permission_denials": self.permission_denials,
+            "error": self.error,
+        }

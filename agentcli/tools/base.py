@@ -1,0 +1,120 @@
+"""The Tool API: what every tool (built-in or user-written) declares and implements.
+
+A tool is a class with a name, a description (prompt text: review it as such), a pydantic input
+model (`extra="forbid"`; the JSON schema the model sees is derived from it), a risk class, the
+resources it touches (for scheduling parallel calls), and an async `call`. Optional hooks:
+`validate` (tool-specific checks before permission), `permission_target` (what permission rules
+match against), `operation_key` (idempotency for external side effects).
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from agentcli.model import ToolSpec
+
+
+class Risk(enum.StrEnum):
+    READ = "read"
+    WRITE = "write"
+    EXECUTE = "execute"
+    EXTERNAL = "external"
+
+
+class ToolInput(BaseModel):
+    """Base of every tool input model: unknown fields are rejected."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+InputT = TypeVar("InputT", bound=ToolInput)
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """What a call reads and writes, for deciding which calls may run at the same time.
+
+    Resource names are strings such as `file:/abs/path`. `exclusive` calls run alone.
+    """
+
+    reads: frozenset[str] = frozenset()
+    writes: frozenset[str] = frozenset()
+    exclusive: bool = False
+
+    def conflicts_with(self, other: Resources) -> bool:
+        if self.exclusive or other.exclusive:
+            return True
+        return bool(
+            self.writes & (other.reads | other.writes) or other.writes & (self.reads | self.writes)
+        )
+
+
+EXCLUSIVE = Resources(exclusive=True)
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionTarget:
+    """What permission rules match: a rule class (`read`, `write`, `shell`, or the tool's
+    name) and the subject (a workspace-relative path, a command, or `*`)."""
+
+    rule_class: str
+    subject: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolOutput:
+    """A successful call's result. `source` says where the data came from."""
+
+    text: str
+    source: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ToolContext:
+    """Per-session state the tools share."""
+
+    workspace: Path
+    data_dir: Path
+    """Where spill files of long outputs go (inside the session's data directory)."""
+    extra_dirs: tuple[Path, ...] = ()
+    read_hashes: dict[Path, str] = field(default_factory=dict)
+    """Content hash of each file as this session last read or wrote it (stale-read guard)."""
+
+
+class Tool(ABC, Generic[InputT]):
+    """Base class of every tool."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    input_model: ClassVar[type[ToolInput]]
+    risk: ClassVar[Risk]
+
+    def spec(self) -> ToolSpec:
+        schema = self.input_model.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, input_schema=schema)
+
+    def validate(self, args: InputT, ctx: ToolContext) -> None:
+        """Tool-specific checks after schema validation. Raise ToolError to refuse."""
+
+    def permission_target(self, args: InputT, ctx: ToolContext) -> PermissionTarget:
+        return PermissionTarget(rule_class=self.name, subject="*", summary=self.name)
+
+    def resources(self, args: InputT, ctx: ToolContext) -> Resources:
+        """Default: read-only tools share everything; anything else runs alone."""
+        return Resources() if self.risk is Risk.READ else EXCLUSIVE
+
+    def operation_key(self, args: InputT) -> str | None:
+        """A business idempotency key for calls with external side effects, or None."""
+        return None
+
+    @abstractmethod
+    async def call(self, args: InputT, ctx: ToolContext) -> ToolOutput:
+        """Do the work. Raise ToolError for failures the model should hear about."""

@@ -1,0 +1,325 @@
+"""ToolRuntime: turns the model's proposed calls into executed, recorded results.
+
+For every call, in this order: find the tool → validate the input against its pydantic model →
+tool-specific validation → permission → call → format success or error as a `tool_result` →
+journal. Permission prompts are asked one at a time, in proposal order, before anything runs.
+Then the allowed calls run: calls whose resources do not conflict run concurrently (bounded);
+a call waits for every earlier call it conflicts with, so conflicting calls keep proposal order.
+Results are returned in proposal order whatever order they finished in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from agentcli.errors import FatalToolError, ToolError, ToolErrorKind
+from agentcli.events import (
+    EventSink,
+    PermissionAsked,
+    PermissionDecided,
+    ToolCallFinished,
+    ToolCallProposed,
+    ToolCallStarted,
+)
+from agentcli.messages import ToolUseBlock
+from agentcli.model import ToolSpec
+from agentcli.permissions import (
+    Answer,
+    Decision,
+    PermissionPolicy,
+    PermissionRequest,
+    Prompter,
+)
+from agentcli.store import Journal
+from agentcli.tools.base import Resources, Risk, Tool, ToolContext, ToolInput
+from agentcli.tools.output import DEFAULT_OUTPUT_CAP, cap_head
+from agentcli.tools.records import CallStatus, ToolCallRecord
+
+
+@dataclass(slots=True)
+class _Ready:
+    record: ToolCallRecord
+    tool: Tool[Any]
+    args: ToolInput
+    resources: Resources
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class ToolRuntime:
+    def __init__(
+        self,
+        tools: Sequence[Tool[Any]],
+        *,
+        ctx: ToolContext,
+        policy: PermissionPolicy,
+        prompter: Prompter,
+        journal: Journal,
+        events: EventSink,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+        max_parallel: int = 8,
+    ) -> None:
+        self.tools = {tool.name: tool for tool in tools}
+        self.ctx = ctx
+        self.policy = policy
+        self.prompter = prompter
+        self.journal = journal
+        self.events = events
+        self.output_cap = output_cap
+        self.max_parallel = max_parallel
+        self.records: list[ToolCallRecord] = []
+        self.denials: list[dict[str, Any]] = []
+
+    def specs(self) -> list[ToolSpec]:
+        return [tool.spec() for tool in self.tools.values()]
+
+    def propose(self, calls: Sequence[ToolUseBlock]) -> list[ToolCallRecord]:
+        """Create and journal a `proposed` record for each call, in proposal order."""
+        records = []
+        for call in calls:
+            tool = self.tools.get(call.name)
+            record = ToolCallRecord(
+                call_id=call.id,
+                name=call.name,
+                input=call.input,
+                risk=tool.risk.value if tool else "",
+            )
+            self.journal.call_proposed(record)
+            self.events(ToolCallProposed(call_id=call.id, name=call.name, input=call.input))
+            records.append(record)
+            self.records.append(record)
+        return records
+
+    async def execute(
+        self, calls: Sequence[ToolUseBlock], records: Sequence[ToolCallRecord]
+    ) -> None:
+        """Run proposed calls to completion. Every record ends in a final status."""
+        ready: list[_Ready] = []
+        for call, record in zip(calls, records, strict=True):
+            prepared = await self._prepare(call, record)
+            if prepared is not None:
+                ready.append(prepared)
+        limiter = asyncio.Semaphore(self.max_parallel)
+        tasks = [
+            asyncio.create_task(self._run_when_free(item, ready[:index], limiter))
+            for index, item in enumerate(ready)
+        ]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    async def _prepare(self, call: ToolUseBlock, record: ToolCallRecord) -> _Ready | None:
+        if not call.complete:
+            self._finish(
+                record,
+                CallStatus.NOT_EXECUTED,
+                ToolErrorKind.NOT_EXECUTED,
+                "not executed: your response hit the output token limit before this "
+                "call's input was complete. Issue the call again, with smaller input "
+                "(for a large file, write it in parts).",
+            )
+            return None
+        tool = self.tools.get(call.name)
+        if tool is None:
+            self._finish(
+                record,
+                CallStatus.FAILED,
+                ToolErrorKind.UNKNOWN_TOOL,
+                f"there is no tool named {call.name!r}; available tools: "
+                f"{', '.join(sorted(self.tools))}",
+            )
+            return None
+        try:
+            args = tool.input_model.model_validate(call.input)
+            tool.validate(args, self.ctx)
+            target = tool.permission_target(args, self.ctx)
+            resources = tool.resources(args, self.ctx)
+        except ValidationError as exc:
+            self._finish(
+                record,
+                CallStatus.FAILED,
+                ToolErrorKind.INVALID_ARGUMENTS,
+                f"invalid arguments for {tool.name}: {_describe_validation(exc)}",
+            )
+            return None
+        except ToolError as exc:
+            status = (
+                CallStatus.DENIED
+                if exc.kind is ToolErrorKind.PERMISSION_DENIED
+                else CallStatus.FAILED
+            )
+            self._finish(record, status, exc.kind, exc.message)
+            return None
+        if not await self._permitted(tool, record, target):
+            return None
+        return _Ready(record=record, tool=tool, args=args, resources=resources)
+
+    async def _permitted(self, tool: Tool[Any], record: ToolCallRecord, target: Any) -> bool:
+        verdict = self.policy.decide(tool.risk, target)
+        decision, reason = verdict.decision, verdict.reason
+        if decision is Decision.ASK:
+            self.events(
+                PermissionAsked(call_id=record.call_id, name=tool.name, summary=target.summary)
+            )
+            answer = await self.prompter.ask(
+                PermissionRequest(
+                    call_id=record.call_id,
+                    tool=tool.name,
+                    risk=tool.risk,
+                    target=target,
+                    suggested_rule=verdict.suggested_rule,
+                )
+            )
+            if answer.answer is Answer.ALWAYS and verdict.suggested_rule:
+                self.policy.remember(verdict.suggested_rule)
+            decision = Decision.DENY if answer.answer is Answer.NO else Decision.ALLOW
+            reason = answer.reason or f"user answered {answer.answer.value}"
+        self.events(
+            PermissionDecided(
+                call_id=record.call_id, name=tool.name, decision=decision.value, reason=reason
+            )
+        )
+        if decision is Decision.ALLOW:
+            return True
+        hint = (
+            f" The user can allow it with --allow '{verdict.suggested_rule}'."
+            if verdict.suggested_rule
+            else ""
+        )
+        self.denials.append({"tool": tool.name, "input": record.input, "reason": reason})
+        self._finish(
+            record,
+            CallStatus.DENIED,
+            ToolErrorKind.PERMISSION_DENIED,
+            f"permission denied: {reason}.{hint} Do not retry the same call; "
+            "continue without it or explain what you need.",
+        )
+        return False
+
+    async def _run_when_free(
+        self, item: _Ready, earlier: Sequence[_Ready], limiter: asyncio.Semaphore
+    ) -> None:
+        for other in earlier:
+            if item.resources.conflicts_with(other.resources):
+                await other.done.wait()
+        try:
+            async with limiter:
+                await self._call(item)
+        finally:
+            item.done.set()
+
+    async def _call(self, item: _Ready) -> None:
+        record = item.record
+        record.status = CallStatus.STARTED
+        record.started_at = time.time()
+        self.journal.call_started(record, None)
+        self.events(ToolCallStarted(call_id=record.call_id, name=record.name, input=record.input))
+        started = time.monotonic()
+        try:
+            output = await item.tool.call(item.args, self.ctx)
+        except ToolError as exc:
+            record.duration_s = time.monotonic() - started
+            self._finish(record, CallStatus.FAILED, exc.kind, exc.message)
+            return
+        except (FatalToolError, asyncio.CancelledError):
+            record.duration_s = time.monotonic() - started
+            raise
+        except Exception as exc:
+            record.duration_s = time.monotonic() - started
+            self._finish(
+                record,
+                CallStatus.FAILED,
+                ToolErrorKind.INTERNAL,
+                f"internal error in {record.name}: {type(exc).__name__}: {exc}",
+            )
+            return
+        record.duration_s = time.monotonic() - started
+        record.source = output.source
+        spill = self.ctx.data_dir / "spill" / f"{record.call_id}.txt"
+        self._finish(
+            record, CallStatus.SUCCEEDED, None, cap_head(output.text, self.output_cap, spill)
+        )
+
+    def _finish(
+        self,
+        record: ToolCallRecord,
+        status: CallStatus,
+        kind: ToolErrorKind | None,
+        text: str,
+    ) -> None:
+        record.status = status
+        record.error_kind = kind
+        record.result_text = text if kind is None else f"[{kind.value}] {text}"
+        self.journal.call_finished(record)
+        self.events(
+            ToolCallFinished(
+                call_id=record.call_id,
+                name=record.name,
+                status=status.value,
+                is_error=record.is_error,
+                summary=_first_line(text),
+                duration_s=round(record.duration_s, 3),
+            )
+        )
+
+    def interrupt(self, records: Sequence[ToolCallRecord], why: str) -> None:
+        """Give every unfinished record a final status after a cancel, timeout or crash.
+
+        A call that never started is `not_executed`. A read that was running did nothing
+        lasting. Anything else that was running may or may not have taken effect: it is
+        `outcome_unknown`, and the model is told to verify before retrying.
+        """
+        for record in records:
+            if record.status is CallStatus.PROPOSED:
+                self._finish(
+                    record,
+                    CallStatus.NOT_EXECUTED,
+                    ToolErrorKind.CANCELLED,
+                    f"not executed: {why} before this call started",
+                )
+            elif record.status is CallStatus.STARTED:
+                if record.risk == Risk.READ.value:
+                    self._finish(
+                        record,
+                        CallStatus.NOT_EXECUTED,
+                        ToolErrorKind.CANCELLED,
+                        f"interrupted: {why} while this read was running",
+                    )
+                else:
+                    self._finish(
+                        record,
+                        CallStatus.OUTCOME_UNKNOWN,
+                        ToolErrorKind.OUTCOME_UNKNOWN,
+                        f"interrupted: {why} while this call was running; it may or "
+                        "may not have taken effect. Verify the current state before "
+                        "retrying it.",
+                    )
+
+
+def _describe_validation(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "(input)"
+        if error["type"] == "extra_forbidden":
+            parts.append(f"unknown field '{where}'")
+        elif error["type"] == "missing":
+            parts.append(f"missing required field '{where}'")
+        else:
+            got = json.dumps(error.get("input"), default=str)[:80]
+            parts.append(f"field '{where}': {error['msg']} (got {got})")
+    return "; ".join(parts)
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line[:200]

@@ -1,0 +1,140 @@
+"""The command line: parse, build options, call the command. No logic lives here."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agentcli import __version__
+from agentcli.errors import UsageError
+
+app = typer.Typer(
+    name="agentcli",
+    help="A terminal coding agent that only calls a task done when its checks pass.",
+    no_args_is_help=False,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback(invoke_without_command=True)
+def root(
+    ctx: typer.Context,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """Start the interactive REPL when no command is given."""
+    if ctx.invoked_subcommand is None:
+        raise UsageError(
+            "the interactive REPL is not available in this version yet",
+            hint='use agentcli run "your task"',
+        )
+
+
+@app.command()
+def run(
+    task: Annotated[
+        str | None,
+        typer.Argument(help="The task. '-' or absent with piped stdin reads it from stdin."),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("-m", "--model", envvar="AGENTCLI_MODEL", help="Model id."),
+    ] = None,
+    cwd: Annotated[
+        Path | None,
+        typer.Option("-C", "--cwd", help="Workspace directory (default: current)."),
+    ] = None,
+    permission_mode: Annotated[
+        str | None,
+        typer.Option("--permission-mode", help="default, accept-edits, read-only, auto or yolo."),
+    ] = None,
+    allow: Annotated[
+        list[str], typer.Option("--allow", help="Allow rule, e.g. 'shell(pytest *)'. Repeatable.")
+    ] = [],  # noqa: B006
+    deny: Annotated[list[str], typer.Option("--deny", help="Deny rule. Repeatable.")] = [],  # noqa: B006
+    max_turns: Annotated[
+        int | None,
+        typer.Option("--max-turns", help="Model calls allowed."),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", help="Cost budget in USD."),
+    ] = None,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", help="Cumulative token budget."),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", help="Wall-clock limit in seconds."),
+    ] = None,
+    accept: Annotated[
+        list[str],
+        typer.Option("--accept", help="Acceptance check command ('tests' to detect). Repeatable."),
+    ] = [],  # noqa: B006
+    accept_retries: Annotated[
+        int, typer.Option("--accept-retries", help="Repair rounds after a failed check.")
+    ] = 3,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", help="Resume session ID."),
+    ] = None,
+    continue_: Annotated[
+        bool, typer.Option("--continue", help="Continue the latest session in this workspace.")
+    ] = False,
+    output_format: Annotated[
+        str, typer.Option("--output-format", help="text, json or stream-json.")
+    ] = "text",
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress on stderr.")] = False,
+) -> None:
+    """Run one task, then exit."""
+    from agentcli.ui.run import RunOptions, run_command
+
+    code = run_command(
+        RunOptions(
+            task=task,
+            model=model,
+            cwd=cwd,
+            permission_mode=permission_mode,
+            allow=allow,
+            deny=deny,
+            max_turns=max_turns,
+            max_cost=max_cost,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            accept=accept,
+            accept_retries=accept_retries,
+            resume=resume,
+            continue_=continue_,
+            output_format=output_format,
+            quiet=quiet,
+        )
+    )
+    raise typer.Exit(code)
+
+
+def run_app(args: list[str]) -> int:
+    """Run the CLI; UsageError becomes a one-line message and exit code 2."""
+    try:
+        app(args=args, prog_name="agentcli", standalone_mode=True)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except UsageError as exc:
+        sys.stderr.write(f"agentcli: error: {exc.message}\n")
+        if exc.hint:
+            sys.stderr.write(f"  hint: {exc.hint}\n")
+        return 2
+    return 0

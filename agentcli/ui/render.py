@@ -1,0 +1,119 @@
+"""Renderers for `agentcli run`: progress on stderr, the answer on stdout.
+
+- text: a compact line per tool call, retries and notices on stderr; the final answer alone on
+  stdout, so `agentcli run … > answer.txt` captures just the answer.
+- json: nothing while running; one JSON object on stdout at the end.
+- stream-json: one JSON event per line on stdout as things happen, then the result object with
+  `"type": "result"` as the last line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.markup import escape
+
+from agentcli.events import (
+    AcceptanceFinished,
+    AcceptanceStarted,
+    Event,
+    ModelResponded,
+    ModelRetrying,
+    Notice,
+    PermissionDecided,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from agentcli.tasks import TaskResult
+
+
+def _target(inp: dict[str, Any]) -> str:
+    for key in ("path", "command", "pattern"):
+        value = inp.get(key)
+        if isinstance(value, str):
+            return value if len(value) <= 80 else value[:77] + "…"
+    return ""
+
+
+class TextProgress:
+    """Human-readable progress on stderr (silent with --quiet)."""
+
+    def __init__(self, *, quiet: bool = False, stream: TextIO | None = None) -> None:
+        self.quiet = quiet
+        self.console = Console(file=stream or sys.stderr, highlight=False, soft_wrap=True)
+        self._inputs: dict[str, dict[str, Any]] = {}
+
+    def __call__(self, event: Event) -> None:
+        if self.quiet or isinstance(event, TextDelta | ThinkingDelta):
+            return
+        out = self.console.print
+        if isinstance(event, ToolCallStarted):
+            self._inputs[event.call_id] = event.input
+        elif isinstance(event, ToolCallFinished):
+            target = escape(_target(self._inputs.get(event.call_id, {})))
+            mark = "[red]✗[/red]" if event.is_error else "[green]✓[/green]"
+            detail = f" [dim]{escape(event.summary)}[/dim]" if event.is_error else ""
+            out(f"{mark} {event.name} {target} [dim]({event.duration_s:.2f}s)[/dim]{detail}")
+        elif isinstance(event, ModelResponded) and event.tool_calls and event.text.strip():
+            out(f"[dim]{escape(event.text.strip())}[/dim]")
+        elif isinstance(event, ModelRetrying):
+            out(
+                f"[yellow]model request failed ({escape(event.reason)}); retry {event.attempt} "
+                f"in {event.delay_s:.1f}s[/yellow]"
+            )
+        elif isinstance(event, PermissionDecided) and event.decision == "deny":
+            out(f"[red]denied[/red] {event.name}: {escape(event.reason)}")
+        elif isinstance(event, Notice):
+            out(f"[yellow]{escape(event.message)}[/yellow]")
+        elif isinstance(event, AcceptanceStarted):
+            out(f"[cyan]checking[/cyan] {escape(event.command)}")
+        elif isinstance(event, AcceptanceFinished):
+            verdict = "[green]passed[/green]" if event.passed else "[red]failed[/red]"
+            out(
+                f"{verdict} {escape(event.command)} (exit {event.exit_code}, "
+                f"{event.duration_s:.1f}s)"
+            )
+
+
+class StreamJson:
+    """One JSON object per line on stdout."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout
+
+    def __call__(self, event: Event) -> None:
+        self.stream.write(json.dumps(event.to_json(), default=str) + "\n")
+        self.stream.flush()
+
+
+def print_result(result: TaskResult, output_format: str, *, quiet: bool = False) -> None:
+    if output_format == "json":
+        sys.stdout.write(json.dumps(result.to_json()) + "\n")
+    elif output_format == "stream-json":
+        sys.stdout.write(json.dumps({"type": "result", **result.to_json()}) + "\n")
+    else:
+        if result.final_text:
+            sys.stdout.write(result.final_text.rstrip("\n") + "\n")
+        if not quiet:
+            _print_verdict(result)
+    sys.stdout.flush()
+
+
+def _print_verdict(result: TaskResult) -> None:
+    console = Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
+    color = {"succeeded": "green", "unverified": "yellow"}.get(result.state.value, "red")
+    line = (
+        f"[{color}]task {result.state.value}[/{color}] ({result.reason.value}) · "
+        f"{result.turns} turns · {result.usage.total_tokens} tokens · cost {cost}"
+    )
+    if result.state.value == "unverified":
+        line += " · no acceptance checks were set (--accept)"
+    console.print(line)
+    if result.error:
+        console.print(f"[red]{escape(result.error)}[/red]")

@@ -1,0 +1,206 @@
+"""`agentcli run`: build the session from options, run one task, report, exit.
+
+Signals: the first SIGINT/SIGTERM cancels the task (model stream and tool waits stop, the history
+stays valid, exit 130); a second one exits at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli.config import DEFAULT_MODEL, data_home, load_file_config
+from agentcli.conversation import ConversationManager
+from agentcli.errors import TerminalReason, UsageError
+from agentcli.events import EventSink
+from agentcli.ids import new_id
+from agentcli.instructions import system_prompt
+from agentcli.loop import LoopSettings
+from agentcli.model import ModelClient
+from agentcli.permissions import NonInteractivePrompter, PermissionMode
+from agentcli.permissions.basic import ModePolicy
+from agentcli.store import MemoryJournal
+from agentcli.tasks import ExitCode, TaskResult, TaskState
+from agentcli.tools.base import ToolContext
+from agentcli.tools.read_file import ReadFile
+from agentcli.ui.render import StreamJson, TextProgress, print_result
+from agentcli.usage import Budget, Usage, price_for
+
+
+@dataclass(kw_only=True)
+class RunOptions:
+    task: str | None
+    model: str | None = None
+    cwd: Path | None = None
+    permission_mode: str | None = None
+    allow: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    max_turns: int | None = None
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    timeout: float | None = None
+    accept: list[str] = field(default_factory=list)
+    accept_retries: int = 3
+    resume: str | None = None
+    continue_: bool = False
+    output_format: str = "text"
+    quiet: bool = False
+
+
+def read_task(task: str | None) -> str:
+    """The task text: the argument, or stdin for `-`/no argument; piped stdin plus an argument
+    is extra context appended to the task."""
+    stdin_piped = sys.stdin is not None and not sys.stdin.isatty()
+    if task in (None, "-"):
+        if not stdin_piped:
+            raise UsageError(
+                "no task given", hint='agentcli run "describe the task" (or pipe the task on stdin)'
+            )
+        text = sys.stdin.read().strip()
+        if not text:
+            raise UsageError("the task read from stdin is empty")
+        return text
+    if not task.strip():
+        raise UsageError("the task is empty")
+    if stdin_piped:
+        context = sys.stdin.read()
+        if context.strip():
+            return f"{task}\n\n<stdin>\n{context.rstrip()}\n</stdin>"
+    return task
+
+
+def resolve_workspace(cwd: Path | None) -> Path:
+    workspace = (cwd or Path.cwd()).expanduser()
+    if not workspace.is_dir():
+        raise UsageError(f"--cwd {workspace} is not a directory")
+    return workspace.resolve()
+
+
+def build_budget(options: RunOptions, model: str) -> Budget:
+    for name, value in (("--max-turns", options.max_turns), ("--max-tokens", options.max_tokens)):
+        if value is not None and value < 1:
+            raise UsageError(f"{name} must be at least 1 (got {value})")
+    for name, number in (("--max-cost", options.max_cost), ("--timeout", options.timeout)):
+        if number is not None and number <= 0:
+            raise UsageError(f"{name} must be positive (got {number})")
+    if options.max_cost is not None and price_for(model) is None:
+        raise UsageError(
+            f"--max-cost cannot be enforced: the price of model {model!r} is unknown",
+            hint="use --max-tokens instead, or a model with a known price",
+        )
+    return Budget(
+        max_turns=options.max_turns,
+        max_tokens=options.max_tokens,
+        max_cost_usd=options.max_cost,
+        timeout_s=options.timeout,
+    )
+
+
+def make_model(name: str) -> ModelClient:
+    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        raise UsageError(
+            "ANTHROPIC_API_KEY is not set",
+            hint="export ANTHROPIC_API_KEY=sk-ant-… (or set ANTHROPIC_AUTH_TOKEN)",
+        )
+    from agentcli.model.anthropic import AnthropicModel  # the ~2 s SDK import happens here
+
+    return AnthropicModel(name)
+
+
+def event_sink(options: RunOptions) -> EventSink:
+    if options.output_format == "stream-json":
+        return StreamJson()
+    if options.output_format == "json":
+        progress = TextProgress(quiet=options.quiet or not sys.stderr.isatty())
+        return progress
+    return TextProgress(quiet=options.quiet)
+
+
+def build_manager(options: RunOptions, events: EventSink) -> ConversationManager:
+    workspace = resolve_workspace(options.cwd)
+    files = load_file_config(workspace)
+    model_name = (
+        options.model or os.environ.get("AGENTCLI_MODEL") or files.get("model") or DEFAULT_MODEL
+    )
+    try:
+        mode = PermissionMode(options.permission_mode or files.get("permission_mode", "default"))
+    except ValueError as exc:
+        raise UsageError(
+            f"unknown permission mode {options.permission_mode!r}",
+            hint="one of " + ", ".join(m.value for m in PermissionMode),
+        ) from exc
+    budget = build_budget(options, model_name)
+    model = make_model(model_name)
+    session_id = new_id()
+    return ConversationManager(
+        session_id=session_id,
+        model=model,
+        tools=[ReadFile()],
+        tool_context=ToolContext(
+            workspace=workspace, data_dir=data_home() / "sessions" / session_id
+        ),
+        policy=ModePolicy(mode=mode, allowed=set(options.allow)),
+        prompter=NonInteractivePrompter(),
+        journal=MemoryJournal(),
+        system=system_prompt(workspace),
+        events=events,
+        budget=budget,
+        loop_settings=LoopSettings(),
+    )
+
+
+def aborted_result(manager: ConversationManager) -> TaskResult:
+    return TaskResult(
+        session_id=manager.session_id,
+        task_id="",
+        state=TaskState.ABORTED,
+        reason=TerminalReason.ABORTED,
+        final_text=None,
+        turns=0,
+        duration_s=0.0,
+        usage=Usage(),
+        cost_usd=None,
+        error="cancelled before the task started",
+    )
+
+
+async def _run_with_signals(manager: ConversationManager, prompt: str) -> TaskResult:
+    loop = asyncio.get_running_loop()
+    task = asyncio.create_task(manager.run_task(prompt))
+    signals_seen = 0
+
+    def on_signal() -> None:
+        nonlocal signals_seen
+        signals_seen += 1
+        if signals_seen > 1:
+            os._exit(ExitCode.ABORTED)
+        task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        return aborted_result(manager)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+
+
+def run_command(options: RunOptions) -> int:
+    """Run one task; return the process exit code. UsageError propagates (exit 2)."""
+    if options.output_format not in ("text", "json", "stream-json"):
+        raise UsageError(
+            f"unknown --output-format {options.output_format!r}",
+            hint="one of text, json, stream-json",
+        )
+    prompt = read_task(options.task)
+    events = event_sink(options)
+    manager = build_manager(options, events)
+    result = asyncio.run(_run_with_signals(manager, prompt))
+    print_result(result, options.output_format, quiet=options.quiet)
+    return int(result.exit_code)

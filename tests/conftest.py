@@ -1,0 +1,44 @@
+"""Shared fixtures: no test reaches the network or the user's real agentcli data."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentcli.testing import guard_network
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    home = tmp_path_factory.mktemp("agentcli-home")
+    monkeypatch.setenv("AGENTCLI_HOME", str(home / "data"))
+    monkeypatch.setenv("AGENTCLI_CONFIG_DIR", str(home / "config"))
+    # Anything that forgets to point the SDK at the fake server hits a closed local port.
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    monkeypatch.delenv("AGENTCLI_MODEL", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    with guard_network():
+        yield
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+RECORDINGS = Path(__file__).resolve().parents[2] / "shared" / "anthropic-recordings"
+
+
+@pytest.fixture
+def recordings() -> Path:
+    path = Path(os.environ.get("AGENTCLI_RECORDINGS", RECORDINGS))
+    if not path.is_dir():
+        pytest.skip(f"recordings not found at {path}")
+    return path
