@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +11,9 @@ from agentcli.testing import guard_network
 
 
 @pytest.fixture(autouse=True)
-def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _isolated(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     home = tmp_path_factory.mktemp("agentcli-home")
     monkeypatch.setenv("AGENTCLI_HOME", str(home / "data"))
     monkeypatch.setenv("AGENTCLI_CONFIG_DIR", str(home / "config"))
@@ -33,12 +34,10 @@ def workspace(tmp_path: Path) -> Path:
     return ws
 
 
-RECORDINGS = Path(__file__).resolve().parents[2] / "shared" / "anthropic-recordings"
+RECORDINGS = Path(__file__).resolve().parent / "recordings"
 
 
 @pytest.fixture
 def recordings() -> Path:
-    path = Path(os.environ.get("AGENTCLI_RECORDINGS", RECORDINGS))
-    if not path.is_dir():
-        pytest.skip(f"recordings not found at {path}")
-    return path
+    """Real recorded Anthropic API traffic (copied from ../shared, licenses included)."""
+    return RECORDINGS

@@ -13,7 +13,7 @@ import enum
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -76,6 +76,18 @@ class ToolOutput:
     source: dict[str, Any] = field(default_factory=dict)
 
 
+class CommandSandbox(Protocol):
+    """Runs shell commands inside an OS sandbox (see `agentcli.permissions`)."""
+
+    def wrap(self, argv: list[str], *, cwd: Path) -> list[str]:
+        """The argv that runs `argv` inside the sandbox."""
+        ...
+
+    def explain_failure(self, output: str, exit_code: int) -> str | None:
+        """If a command failed because of the sandbox, a sentence saying so for the model."""
+        ...
+
+
 @dataclass(kw_only=True)
 class ToolContext:
     """Per-session state the tools share."""
@@ -86,6 +98,8 @@ class ToolContext:
     extra_dirs: tuple[Path, ...] = ()
     read_hashes: dict[Path, str] = field(default_factory=dict)
     """Content hash of each file as this session last read or wrote it (stale-read guard)."""
+    sandbox: CommandSandbox | None = None
+    """When set, shell commands run through it."""
 
 
 class Tool(ABC, Generic[InputT]):
@@ -110,6 +124,12 @@ class Tool(ABC, Generic[InputT]):
     def resources(self, args: InputT, ctx: ToolContext) -> Resources:
         """Default: read-only tools share everything; anything else runs alone."""
         return Resources() if self.risk is Risk.READ else EXCLUSIVE
+
+    def pre_state(self, args: InputT, ctx: ToolContext) -> dict[str, Any] | None:
+        """What the journal records before the call runs (write-ahead): for a file write,
+        `{"path", "pre_hash" (None = absent), "post_hash"}`, so crash recovery can tell whether
+        the write happened. None for calls with nothing to reconcile."""
+        return None
 
     def operation_key(self, args: InputT) -> str | None:
         """A business idempotency key for calls with external side effects, or None."""

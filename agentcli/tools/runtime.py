@@ -222,7 +222,7 @@ class ToolRuntime:
         record = item.record
         record.status = CallStatus.STARTED
         record.started_at = time.time()
-        self.journal.call_started(record, None)
+        self.journal.call_started(record, item.tool.pre_state(item.args, self.ctx))
         self.events(ToolCallStarted(call_id=record.call_id, name=record.name, input=record.input))
         started = time.monotonic()
         try:
