@@ -1,0 +1,128 @@
+"""Artifact versions: a content hash of the workspace, and which files changed between two.
+
+In a git repository the version is the id of a git tree of the working copy, tracked and
+untracked (non-ignored) files alike, written through a temporary index: the user's index, HEAD
+and branches are never touched (only new blob/tree objects are added to the object store).
+Outside git it is a hash over a manifest of (path, content hash), skipping `.git`-style hidden
+directories and paths matched by `.gitignore` patterns at the workspace root.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+
+MAX_MANIFEST_FILES = 50_000
+ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "node_modules"})
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    version: str
+    """`git:<tree id>` or `files:<sha256>`."""
+    repo_root: Path | None = None
+    manifest: dict[str, str] = field(default_factory=dict)
+    """Outside git: workspace-relative path -> sha256 of its content."""
+
+    @property
+    def tree(self) -> str | None:
+        return self.version.removeprefix("git:") if self.version.startswith("git:") else None
+
+
+def find_repo(workspace: Path) -> git.Repo | None:
+    try:
+        return git.Repo(workspace, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+
+
+def take_snapshot(workspace: Path) -> Snapshot:
+    repo = find_repo(workspace)
+    if repo is not None and not repo.bare and repo.working_tree_dir is not None:
+        return Snapshot(
+            version=f"git:{write_worktree_tree(repo)}", repo_root=Path(repo.working_tree_dir)
+        )
+    manifest = file_manifest(workspace)
+    digest = hashlib.sha256()
+    for path in sorted(manifest):
+        digest.update(f"{path}\0{manifest[path]}\n".encode())
+    return Snapshot(version=f"files:{digest.hexdigest()}", manifest=manifest)
+
+
+def write_worktree_tree(repo: git.Repo) -> str:
+    """The tree id of the whole working copy, through a throw-away copy of the index."""
+    with tempfile.TemporaryDirectory(prefix="agentcli-index-") as tmp:
+        index = Path(tmp) / "index"
+        real_index = Path(repo.git_dir) / "index"
+        if real_index.is_file():
+            # Starting from a copy keeps git's stat cache, so unchanged files are not re-hashed.
+            shutil.copyfile(real_index, index)
+        env = {"GIT_INDEX_FILE": str(index)}
+        repo.git.add("--all", "--", ":/", env=env)
+        return str(repo.git.write_tree(env=env)).strip()
+
+
+def changed_files(before: Snapshot, after: Snapshot, workspace: Path) -> list[str]:
+    """Workspace-relative paths whose content differs between two snapshots."""
+    if before.version == after.version:
+        return []
+    if before.tree is not None and after.tree is not None and after.repo_root is not None:
+        repo = git.Repo(after.repo_root)
+        out = repo.git.diff_tree("-r", "--name-only", "--no-renames", before.tree, after.tree)
+        paths = [after.repo_root / line for line in str(out).splitlines() if line]
+        return sorted(_relative(p, workspace) for p in paths)
+    keys = set(before.manifest) | set(after.manifest)
+    return sorted(k for k in keys if before.manifest.get(k) != after.manifest.get(k))
+
+
+def _relative(path: Path, workspace: Path) -> str:
+    try:
+        return str(path.relative_to(workspace.resolve()))
+    except ValueError:
+        return os.path.relpath(path, workspace.resolve())
+
+
+def _ignore_patterns(workspace: Path) -> list[str]:
+    path = workspace / ".gitignore"
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return [ln.strip().rstrip("/") for ln in lines if ln.strip() and not ln.startswith("#")]
+
+
+def _ignored(rel: str, name: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p.lstrip("/")) for p in patterns)
+
+
+def file_manifest(workspace: Path) -> dict[str, str]:
+    patterns = _ignore_patterns(workspace)
+    manifest: dict[str, str] = {}
+    for root, dirs, files in os.walk(workspace):
+        base = Path(root)
+        rel_root = base.relative_to(workspace)
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if d not in ALWAYS_SKIPPED_DIRS and not _ignored(str(rel_root / d), d, patterns)
+        )
+        for name in files:
+            rel = str(rel_root / name) if str(rel_root) != "." else name
+            if _ignored(rel, name, patterns):
+                continue
+            full = base / name
+            if full.is_symlink() or not full.is_file():
+                continue
+            manifest[rel] = hashlib.sha256(full.read_bytes()).hexdigest()
+            if len(manifest) > MAX_MANIFEST_FILES:
+                raise ValueError(
+                    f"{workspace} has more than {MAX_MANIFEST_FILES} files outside git; "
+                    "artifact versions need a git repository here"
+                )
+    return manifest
