@@ -47,6 +47,10 @@ class AnthropicModel:
     def model(self) -> str:
         return self._model
 
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._client.close()
+
     async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
         params = build_request_params(self._model, request)
         acc = StreamAccumulator(on_event=on_event)

@@ -1,0 +1,213 @@
+"""The Anthropic adapter with the real SDK against the local fake Messages API server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from agentcli.errors import ModelError, RetryableModelError, TerminalReason
+from agentcli.events import Event, ModelRetrying
+from agentcli.messages import Message, pairing_problems
+from agentcli.model import ModelRequest, ToolSpec
+from agentcli.model.anthropic import AnthropicModel
+from agentcli.model.retry import RetryingModel, RetryPolicy
+from agentcli.testing.fake_api import (
+    FakeMessagesServer,
+    RawResponse,
+    SseResponse,
+    error_response,
+    message_events,
+    raw_sse,
+    stream_message,
+    text,
+    tool_use,
+)
+
+REQUEST = ModelRequest(
+    system="be brief",
+    messages=[Message.user("hi")],
+    tools=[ToolSpec(name="read_file", description="d", input_schema={"type": "object"})],
+)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeMessagesServer]:
+    with FakeMessagesServer() as fake:
+        yield fake
+
+
+_open_models: list[AnthropicModel] = []
+
+
+def model_for(server: FakeMessagesServer) -> AnthropicModel:
+    model = AnthropicModel("claude-sonnet-4-5", api_key="test", base_url=server.base_url)
+    _open_models.append(model)
+    return model
+
+
+@pytest.fixture(autouse=True)
+async def _close_models() -> AsyncIterator[None]:
+    yield
+    while _open_models:
+        await _open_models.pop().aclose()
+
+
+async def no_sleep(_seconds: float) -> None:
+    return None
+
+
+def retrying(server: FakeMessagesServer, attempts: int = 5) -> RetryingModel:
+    return RetryingModel(model_for(server), RetryPolicy(max_attempts=attempts), sleep=no_sleep)
+
+
+def recorded_error(path: Path) -> RawResponse:
+    data = yaml.safe_load(path.read_text())
+    response = data["interactions"][0]["response"]
+    body = response.get("parsed_body") or json.loads(response["body"]["string"])
+    return RawResponse(status=int(response["status"]["code"]), body=json.dumps(body).encode())
+
+
+async def test_recorded_stream_served_raw_parses_through_the_sdk(
+    server: FakeMessagesServer, recordings: Path
+) -> None:
+    server.push(raw_sse((recordings / "01_sdk_stream_tool_use.sse").read_text()))
+    response = await model_for(server).complete(REQUEST, lambda _e: None)
+    assert response.stop_reason == "tool_use"
+    assert response.message.tool_uses[0].input == {"location": "Paris"}
+    assert response.request_id is not None
+
+
+async def test_request_carries_cache_breakpoints_without_touching_history(
+    server: FakeMessagesServer,
+) -> None:
+    server.push(stream_message([text("ok")]))
+    history = [Message.user("hi")]
+    await model_for(server).complete(
+        ModelRequest(system="sys", messages=history, tools=REQUEST.tools), lambda _e: None
+    )
+    body = server.requests[0].body
+    assert body["stream"] is True
+    assert body["system"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert body["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in history[0].to_wire()["content"][0]
+
+
+async def test_thinking_and_redacted_blocks_go_back_exactly_as_received(
+    server: FakeMessagesServer, recordings: Path
+) -> None:
+    body = yaml.safe_load((recordings / "10_pai_stream_redacted_thinking.yaml").read_text())
+    server.push(raw_sse(body["interactions"][0]["response"]["body"]["string"]))
+    server.push(stream_message([text("again")]))
+    model = model_for(server)
+    first = await model.complete(REQUEST, lambda _e: None)
+    history = [Message.user("hi"), first.message, Message.user("more")]
+    await model.complete(ModelRequest(system="s", messages=history), lambda _e: None)
+    sent = server.requests[1].body["messages"][1]["content"]
+    assert sent == first.message.to_wire()["content"]
+    assert [b["type"] for b in sent].count("redacted_thinking") == 2
+
+
+async def test_429_twice_then_stream_from_real_recording(
+    server: FakeMessagesServer, recordings: Path
+) -> None:
+    snapshot = json.loads((recordings / "04_sdk_429_rate_limit_x2_then_stream.json").read_text())
+    for entry in snapshot:
+        response = entry["response"]
+        if response["status_code"] == 200:
+            server.push(raw_sse(response["body"]))
+        else:
+            server.push(
+                RawResponse(
+                    status=response["status_code"], body=json.dumps(response["body"]).encode()
+                )
+            )
+    seen: list[Event] = []
+    result = await retrying(server).complete(REQUEST, seen.append)
+    assert result.stop_reason in ("end_turn", "tool_use")
+    assert len(server.requests) == 3
+    retries = [e for e in seen if isinstance(e, ModelRetrying)]
+    assert [r.attempt for r in retries] == [1, 2]
+    assert "rate_limit_error" in retries[0].reason
+
+
+@pytest.mark.parametrize(
+    ("recording", "status", "needle"),
+    [
+        ("20_dd_401_authentication_error.yaml", 401, "ANTHROPIC_API_KEY"),
+        ("14_pai_404_not_found_model.yaml", 404, "model name"),
+        ("13_pai_400_invalid_request_effort.yaml", 400, "effort level"),
+        ("19_dd_400_invalid_request.yaml", 400, "expected shape"),
+    ],
+)
+async def test_client_errors_are_not_retried_and_say_what_to_fix(
+    server: FakeMessagesServer, recordings: Path, recording: str, status: int, needle: str
+) -> None:
+    server.push(recorded_error(recordings / recording))
+    with pytest.raises(ModelError) as info:
+        await retrying(server).complete(REQUEST, lambda _e: None)
+    assert info.value.status_code == status
+    assert needle in info.value.message
+    assert info.value.reason is TerminalReason.MODEL_ERROR
+    assert len(server.requests) == 1
+
+
+async def test_529_and_broken_stream_are_retried_then_succeed(server: FakeMessagesServer) -> None:
+    server.push(
+        error_response(529, "overloaded_error", "Overloaded"),
+        SseResponse(events=message_events([text("partial answer that is cut")]), cut_after=5),
+        stream_message([text("whole answer")]),
+    )
+    result = await retrying(server).complete(REQUEST, lambda _e: None)
+    assert result.message.text == "whole answer"
+    assert len(server.requests) == 3
+
+
+async def test_stream_that_ends_without_message_stop_is_retried(server: FakeMessagesServer) -> None:
+    events = [
+        e for e in message_events([tool_use("read_file", {"path": "x"})]) if e[0] != "message_stop"
+    ]
+    body = "".join(f"event: {k}\ndata: {d}\n\n" for k, d in events)
+    server.push(raw_sse(body), stream_message([text("done")]))
+    result = await retrying(server).complete(REQUEST, lambda _e: None)
+    assert result.message.tool_uses == []  # nothing from the cut response survives
+    assert result.message.text == "done"
+
+
+async def test_retries_are_bounded(server: FakeMessagesServer) -> None:
+    server.push(*[error_response(500, "api_error", "boom") for _ in range(3)])
+    with pytest.raises(ModelError, match="gave up after 3 attempts"):
+        await retrying(server, attempts=3).complete(REQUEST, lambda _e: None)
+
+
+async def test_prompt_too_long_means_context_exhausted(server: FakeMessagesServer) -> None:
+    server.push(
+        error_response(
+            400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"
+        )
+    )
+    with pytest.raises(ModelError) as info:
+        await model_for(server).complete(REQUEST, lambda _e: None)
+    assert info.value.reason is TerminalReason.CONTEXT_EXHAUSTED
+
+
+async def test_connection_refused_is_retryable() -> None:
+    model = AnthropicModel("claude-sonnet-4-5", api_key="test", base_url="http://127.0.0.1:9")
+    _open_models.append(model)
+    with pytest.raises(RetryableModelError):
+        await model.complete(REQUEST, lambda _e: None)
+
+
+def test_pairing_checker_flags_the_request_the_real_api_rejected(recordings: Path) -> None:
+    snapshot = json.loads(
+        (recordings / "05_sdk_tool_use_then_400_orphan_tool_result.json").read_text()
+    )
+    rejected = snapshot[1]
+    assert rejected["response"]["status_code"] == 400
+    assert pairing_problems(rejected["request"]["body"]["messages"])
+    first = snapshot[0]["request"]["body"]["messages"]
+    assert pairing_problems(first) == []
