@@ -4,7 +4,8 @@ A tool is a class with a name, a description (prompt text: review it as such), a
 model (`extra="forbid"`; the JSON schema the model sees is derived from it), a risk class, the
 resources it touches (for scheduling parallel calls), and an async `call`. Optional hooks:
 `validate` (tool-specific checks before permission), `permission_target` (what permission rules
-match against), `operation_key` (idempotency for external side effects).
+match against), `preview` (what the permission prompt shows), `pre_state` (what the journal
+records before a side effect), `operation_key` (idempotency for external side effects).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.model import ToolSpec
+from agentcli.tools.output import DEFAULT_OUTPUT_CAP
 
 
 class Risk(enum.StrEnum):
@@ -40,7 +43,10 @@ InputT = TypeVar("InputT", bound=ToolInput)
 class Resources:
     """What a call reads and writes, for deciding which calls may run at the same time.
 
-    Resource names are strings such as `file:/abs/path`. `exclusive` calls run alone.
+    Resource names are strings. `file:/abs/path` names one file and `tree:/abs/dir` everything
+    under a directory (`tree:/` is everything), so a grep over `src/` waits for an earlier edit
+    of `src/a.py`. Any other name (a tool's own, e.g. `db:users`) only matches itself.
+    `exclusive` calls run alone.
     """
 
     reads: frozenset[str] = frozenset()
@@ -50,9 +56,39 @@ class Resources:
     def conflicts_with(self, other: Resources) -> bool:
         if self.exclusive or other.exclusive:
             return True
-        return bool(
-            self.writes & (other.reads | other.writes) or other.writes & (self.reads | self.writes)
+        return _any_overlap(self.writes, other.reads | other.writes) or _any_overlap(
+            other.writes, self.reads | self.writes
         )
+
+
+def file_resource(path: Path) -> str:
+    """The resource name of one file (use the resolved real path)."""
+    return f"file:{path}"
+
+
+def tree_resource(path: Path) -> str:
+    """The resource name of everything under a directory (use the resolved real path)."""
+    return f"tree:{path}"
+
+
+def _any_overlap(left: frozenset[str], right: frozenset[str]) -> bool:
+    return any(_overlaps(a, b) for a in left for b in right)
+
+
+def _overlaps(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    kind_a, _, path_a = a.partition(":")
+    kind_b, _, path_b = b.partition(":")
+    if {kind_a, kind_b} - {"file", "tree"}:
+        return False
+    return (kind_a == "tree" and _is_under(path_b, path_a)) or (
+        kind_b == "tree" and _is_under(path_a, path_b)
+    )
+
+
+def _is_under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 EXCLUSIVE = Resources(exclusive=True)
@@ -74,6 +110,9 @@ class ToolOutput:
 
     text: str
     source: dict[str, Any] = field(default_factory=dict)
+    is_error: bool = False
+    """The call ran as asked but its result reports a failure the model must notice (e.g. a
+    command that exited non-zero). The call still counts as executed."""
 
 
 class CommandSandbox(Protocol):
@@ -100,6 +139,8 @@ class ToolContext:
     """Content hash of each file as this session last read or wrote it (stale-read guard)."""
     sandbox: CommandSandbox | None = None
     """When set, shell commands run through it."""
+    output_cap: int = DEFAULT_OUTPUT_CAP
+    """Maximum characters of one tool result; longer output is cut and spilled to a file."""
 
 
 class Tool(ABC, Generic[InputT]):
@@ -125,6 +166,11 @@ class Tool(ABC, Generic[InputT]):
         """Default: read-only tools share everything; anything else runs alone."""
         return Resources() if self.risk is Risk.READ else EXCLUSIVE
 
+    def preview(self, args: InputT, ctx: ToolContext) -> str:
+        """What will happen, shown when the user is asked for permission (a diff, a command
+        and its directory). Empty when the permission summary says it all."""
+        return ""
+
     def pre_state(self, args: InputT, ctx: ToolContext) -> dict[str, Any] | None:
         """What the journal records before the call runs (write-ahead): for a file write,
         `{"path", "pre_hash" (None = absent), "post_hash"}`, so crash recovery can tell whether
@@ -134,6 +180,12 @@ class Tool(ABC, Generic[InputT]):
     def operation_key(self, args: InputT) -> str | None:
         """A business idempotency key for calls with external side effects, or None."""
         return None
+
+    async def reconcile(self, args: InputT, ctx: ToolContext) -> ToolOutput | None:
+        """For an operation whose earlier attempt has an unknown outcome (interrupted): find
+        out, without repeating it, whether it took effect. Return its result if it did, None if
+        it did not; raise ToolError when it cannot tell (the default)."""
+        raise ToolError(ToolErrorKind.OUTCOME_UNKNOWN, f"{self.name} has no way to check")
 
     @abstractmethod
     async def call(self, args: InputT, ctx: ToolContext) -> ToolOutput:

@@ -2,70 +2,185 @@
 
 A capped result says what range is shown, the total size, where the full text was saved (a spill
 file in the session's data directory) and how to read on, so the model never mistakes partial
-evidence for the whole.
+evidence for the whole. Lines are counted the way `read_file` numbers them (split on `\\n`
+only), so an `offset` quoted in a notice is the line `read_file` shows at that number.
 """
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
+from typing import BinaryIO
 
 DEFAULT_OUTPUT_CAP = 30_000
+NOTICE_ROOM = 600
+"""Upper bound on what a truncation notice adds to the capped text."""
+MAX_SPILL_BYTES = 64 * 1024 * 1024
+"""Spill files stop growing here, so a runaway command cannot fill the disk."""
 
 
-def _save_spill(text: str, spill_path: Path) -> None:
+def split_lines(text: str) -> list[str]:
+    """Lines without their `\\n` (a trailing `\\n` does not start another line)."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return lines
+
+
+def count_lines(text: str) -> int:
+    return text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+
+
+def new_spill_path(data_dir: Path, stem: str) -> Path:
+    """A fresh spill file name under the session's data directory."""
+    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in stem)[:80] or "output"
+    return data_dir / "spill" / f"{safe}-{uuid.uuid4().hex[:8]}.txt"
+
+
+def save_spill(text: str, spill_path: Path) -> None:
     spill_path.parent.mkdir(parents=True, exist_ok=True)
-    spill_path.write_text(text, encoding="utf-8")
+    spill_path.write_text(text, encoding="utf-8", newline="")
+
+
+def read_on(spill_path: Path, offset: int) -> str:
+    return f'read_file(path="{spill_path}", offset={offset})'
 
 
 def cap_head(text: str, limit: int, spill_path: Path) -> str:
     """Keep the first `limit` characters (cut at a line boundary when possible)."""
     if len(text) <= limit:
         return text
-    _save_spill(text, spill_path)
+    save_spill(text, spill_path)
     head = text[:limit]
     cut = head.rfind("\n")
-    if cut > limit // 2:
+    if cut >= limit // 2:
         head = head[: cut + 1]
-    shown_lines = head.count("\n")
-    total_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    complete = head.count("\n")
+    if head.endswith("\n"):
+        shown = f"lines 1-{complete}" if complete else "no complete line"
+        offset = complete + 1
+    else:
+        shown = f"lines 1-{complete} and the start of line {complete + 1}"
+        offset = complete + 1
+    joiner = "" if head.endswith("\n") else "\n"
     return (
-        f"{head}\n[output truncated: showing characters 1-{len(head)} (lines 1-{shown_lines}) "
-        f"of {len(text)} characters ({total_lines} lines). Full output saved to {spill_path}; "
-        f'read on with read_file(path="{spill_path}", offset={shown_lines + 1})]'
+        f"{head}{joiner}[output truncated: showing characters 1-{len(head)} ({shown}) of "
+        f"{len(text)} characters ({count_lines(text)} lines). Full output saved to "
+        f"{spill_path}; read on with {read_on(spill_path, offset)}]"
     )
 
 
 def cap_head_tail(text: str, limit: int, spill_path: Path) -> str:
     """Keep the beginning and the end (errors usually sit at the end of command output)."""
-    if len(text) <= limit:
-        return text
-    _save_spill(text, spill_path)
-    lines = text.splitlines(keepends=True)
-    budget = limit // 2
-    head: list[str] = []
-    size = 0
-    for line in lines:
-        if size + len(line) > budget:
-            break
-        head.append(line)
-        size += len(line)
-    tail: list[str] = []
-    size = 0
-    for line in reversed(lines[len(head) :]):
-        if size + len(line) > budget:
-            break
-        tail.append(line)
-        size += len(line)
-    tail.reverse()
-    if not head and not tail:  # a single enormous line
-        head, tail = [text[:budget]], [text[-budget:]]
-        omitted = f"characters {budget + 1}-{len(text) - budget}"
-    else:
-        first_omitted = len(head) + 1
-        last_omitted = len(lines) - len(tail)
-        omitted = f"lines {first_omitted}-{last_omitted}"
-    return (
-        "".join(head) + f"\n[... {omitted} of {len(lines)} lines ({len(text)} characters) omitted. "
-        f'Full output saved to {spill_path}; read it with read_file(path="{spill_path}", '
-        "offset=N) ...]\n" + "".join(tail)
-    )
+    collector = HeadTailCollector(limit, spill_path)
+    collector.feed(text.encode("utf-8"))
+    return collector.finish().text
+
+
+class CollectedOutput:
+    """What a `HeadTailCollector` kept: the (possibly capped) text and the totals."""
+
+    def __init__(self, text: str, total_bytes: int, total_lines: int, truncated: bool) -> None:
+        self.text = text
+        self.total_bytes = total_bytes
+        self.total_lines = total_lines
+        self.truncated = truncated
+
+
+class HeadTailCollector:
+    """Collects a stream of bytes in bounded memory: the first and last `limit // 2` bytes
+    are kept for the model; once the stream outgrows `limit` everything also goes to a spill
+    file (up to MAX_SPILL_BYTES)."""
+
+    def __init__(self, limit: int, spill_path: Path) -> None:
+        self.limit = max(limit, 2)
+        self.spill_path = spill_path
+        self._half = self.limit // 2
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._total = 0
+        self._newlines = 0
+        self._last_byte = b""
+        self._spill: BinaryIO | None = None
+        self._spilled = 0
+
+    def feed(self, data: bytes) -> None:
+        if not data:
+            return
+        self._total += len(data)
+        self._newlines += data.count(b"\n")
+        self._last_byte = data[-1:]
+        if self._spill is None:
+            self._head += data
+            if self._total <= self.limit:
+                return
+            # The stream just outgrew the cap: from now on keep a head, a tail and the spill.
+            self.spill_path.parent.mkdir(parents=True, exist_ok=True)
+            self._spill = self.spill_path.open("wb")
+            self._write_spill(bytes(self._head))
+            self._tail = self._head[-self._half :]
+            del self._head[self._half :]
+            return
+        self._write_spill(data)
+        self._tail += data
+        if len(self._tail) > 4 * self._half:
+            del self._tail[: len(self._tail) - self._half]
+
+    def _write_spill(self, data: bytes) -> None:
+        assert self._spill is not None
+        room = MAX_SPILL_BYTES - self._spilled
+        if room > 0:
+            self._spill.write(data[:room])
+            self._spilled += min(room, len(data))
+
+    def finish(self) -> CollectedOutput:
+        """Close the spill file and return the text for the model."""
+        total_lines = self._newlines + (0 if self._last_byte in (b"", b"\n") else 1)
+        if self._spill is None:
+            text = self._head.decode("utf-8", errors="replace")
+            return CollectedOutput(text, self._total, total_lines, truncated=False)
+        self._spill.close()
+        head = bytes(self._head[: self._half])
+        tail = bytes(self._tail[-self._half :])
+        text = self._head_tail_text(head, tail, total_lines)
+        return CollectedOutput(text, self._total, total_lines, truncated=True)
+
+    def _head_tail_text(self, head: bytes, tail: bytes, total_lines: int) -> str:
+        cut = head.rfind(b"\n")
+        start = tail.find(b"\n")
+        if cut < 0 or start < 0:
+            # Very long lines: show byte ranges instead of whole lines.
+            first_omitted, last_omitted = len(head) + 1, self._total - len(tail)
+            omitted = f"bytes {first_omitted}-{last_omitted}"
+            shown = f"bytes 1-{len(head)} and {last_omitted + 1}-{self._total}"
+            offset = head.count(b"\n") + 1
+        else:
+            head, tail = head[: cut + 1], tail[start + 1 :]
+            head_lines = _line_count(head)
+            tail_lines = _line_count(tail)
+            first_omitted, last_omitted = head_lines + 1, total_lines - tail_lines
+            omitted = f"lines {first_omitted}-{last_omitted}"
+            shown = f"lines 1-{head_lines}" + (
+                f" and {last_omitted + 1}-{total_lines}" if tail_lines else ""
+            )
+            offset = first_omitted
+        partial = (
+            f" (the spill file holds only the first {MAX_SPILL_BYTES} bytes)"
+            if self._total > MAX_SPILL_BYTES
+            else ""
+        )
+        notice = (
+            f"[... {omitted} omitted; showing {shown} of {total_lines} lines "
+            f"({self._total} bytes). Full output saved to {self.spill_path}{partial}; "
+            f"read the omitted part with {read_on(self.spill_path, offset)} ...]"
+        )
+        head_text = head.decode("utf-8", errors="replace")
+        tail_text = tail.decode("utf-8", errors="replace")
+        joiner = "" if head_text.endswith("\n") or not head_text else "\n"
+        return f"{head_text}{joiner}{notice}\n{tail_text}"
+
+
+def _line_count(data: bytes) -> int:
+    return data.count(b"\n") + (0 if not data or data.endswith(b"\n") else 1)
