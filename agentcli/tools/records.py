@@ -33,10 +33,12 @@ class ToolCallRecord:
     started_at: float | None = None
     duration_s: float = 0.0
     replayed: bool = False
+    result_is_error: bool = False
+    """The call ran, but its result reports a failure (e.g. a command exited non-zero)."""
 
     @property
     def is_error(self) -> bool:
-        return self.status is not CallStatus.SUCCEEDED
+        return self.status is not CallStatus.SUCCEEDED or self.result_is_error
 
     def to_result_block(self) -> ToolResultBlock:
         return ToolResultBlock(

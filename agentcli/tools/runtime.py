@@ -39,7 +39,7 @@ from agentcli.permissions import (
 )
 from agentcli.store import Journal
 from agentcli.tools.base import Resources, Risk, Tool, ToolContext, ToolInput
-from agentcli.tools.output import DEFAULT_OUTPUT_CAP, cap_head
+from agentcli.tools.output import cap_head, new_spill_path
 from agentcli.tools.records import CallStatus, ToolCallRecord
 
 
@@ -62,7 +62,7 @@ class ToolRuntime:
         prompter: Prompter,
         journal: Journal,
         events: EventSink,
-        output_cap: int = DEFAULT_OUTPUT_CAP,
+        output_cap: int | None = None,
         max_parallel: int = 8,
     ) -> None:
         self.tools = {tool.name: tool for tool in tools}
@@ -71,7 +71,8 @@ class ToolRuntime:
         self.prompter = prompter
         self.journal = journal
         self.events = events
-        self.output_cap = output_cap
+        if output_cap is not None:
+            ctx.output_cap = output_cap
         self.max_parallel = max_parallel
         self.records: list[ToolCallRecord] = []
         self.denials: list[dict[str, Any]] = []
@@ -149,7 +150,8 @@ class ToolRuntime:
                 record,
                 CallStatus.FAILED,
                 ToolErrorKind.INVALID_ARGUMENTS,
-                f"invalid arguments for {tool.name}: {_describe_validation(exc)}",
+                f"invalid arguments for {tool.name}: {_describe_validation(exc)}. "
+                f"Expected input: {_signature(tool)}",
             )
             return None
         except ToolError as exc:
@@ -158,13 +160,32 @@ class ToolRuntime:
                 if exc.kind is ToolErrorKind.PERMISSION_DENIED
                 else CallStatus.FAILED
             )
-            self._finish(record, status, exc.kind, exc.message)
+            self._finish(record, status, exc.kind, self._cap(record, exc.message))
             return None
-        if not await self._permitted(tool, record, target):
+        except FatalToolError:
+            raise
+        except Exception as exc:  # a bug in a tool's hooks must not crash the loop
+            self._finish(
+                record,
+                CallStatus.FAILED,
+                ToolErrorKind.INTERNAL,
+                f"internal error in {tool.name} while checking the call: "
+                f"{type(exc).__name__}: {exc}",
+            )
+            return None
+        if not await self._permitted(tool, record, target, self._preview(tool, args)):
             return None
         return _Ready(record=record, tool=tool, args=args, resources=resources)
 
-    async def _permitted(self, tool: Tool[Any], record: ToolCallRecord, target: Any) -> bool:
+    def _preview(self, tool: Tool[Any], args: ToolInput) -> str:
+        try:
+            return tool.preview(args, self.ctx)
+        except Exception as exc:  # a preview is a courtesy; never let it block the call
+            return f"(no preview: {exc})"
+
+    async def _permitted(
+        self, tool: Tool[Any], record: ToolCallRecord, target: Any, preview: str = ""
+    ) -> bool:
         verdict = self.policy.decide(tool.risk, target)
         decision, reason = verdict.decision, verdict.reason
         if decision is Decision.ASK:
@@ -178,6 +199,7 @@ class ToolRuntime:
                     risk=tool.risk,
                     target=target,
                     suggested_rule=verdict.suggested_rule,
+                    preview=preview,
                 )
             )
             if answer.answer is Answer.ALWAYS and verdict.suggested_rule:
@@ -209,10 +231,10 @@ class ToolRuntime:
     async def _run_when_free(
         self, item: _Ready, earlier: Sequence[_Ready], limiter: asyncio.Semaphore
     ) -> None:
-        for other in earlier:
-            if item.resources.conflicts_with(other.resources):
-                await other.done.wait()
         try:
+            for other in earlier:
+                if item.resources.conflicts_with(other.resources):
+                    await other.done.wait()
             async with limiter:
                 await self._call(item)
         finally:
@@ -220,16 +242,29 @@ class ToolRuntime:
 
     async def _call(self, item: _Ready) -> None:
         record = item.record
+        try:
+            pre_state = item.tool.pre_state(item.args, self.ctx)
+        except ToolError as exc:  # e.g. the file changed since it was read: nothing ran
+            self._finish(record, CallStatus.FAILED, exc.kind, self._cap(record, exc.message))
+            return
+        except Exception as exc:
+            self._finish(
+                record,
+                CallStatus.FAILED,
+                ToolErrorKind.INTERNAL,
+                f"internal error in {record.name} before it ran: {type(exc).__name__}: {exc}",
+            )
+            return
         record.status = CallStatus.STARTED
         record.started_at = time.time()
-        self.journal.call_started(record, item.tool.pre_state(item.args, self.ctx))
+        self.journal.call_started(record, pre_state)
         self.events(ToolCallStarted(call_id=record.call_id, name=record.name, input=record.input))
         started = time.monotonic()
         try:
             output = await item.tool.call(item.args, self.ctx)
         except ToolError as exc:
             record.duration_s = time.monotonic() - started
-            self._finish(record, CallStatus.FAILED, exc.kind, exc.message)
+            self._finish(record, CallStatus.FAILED, exc.kind, self._cap(record, exc.message))
             return
         except (FatalToolError, asyncio.CancelledError):
             record.duration_s = time.monotonic() - started
@@ -245,9 +280,16 @@ class ToolRuntime:
             return
         record.duration_s = time.monotonic() - started
         record.source = output.source
-        spill = self.ctx.data_dir / "spill" / f"{record.call_id}.txt"
-        self._finish(
-            record, CallStatus.SUCCEEDED, None, cap_head(output.text, self.output_cap, spill)
+        record.result_is_error = output.is_error
+        self._finish(record, CallStatus.SUCCEEDED, None, self._cap(record, output.text))
+
+    def _cap(self, record: ToolCallRecord, text: str) -> str:
+        """The one output cap, applied to every result (tools that know their output's
+        shape cut it themselves first, so this only catches what they let through)."""
+        if len(text) <= self.ctx.output_cap:
+            return text
+        return cap_head(
+            text, self.ctx.output_cap, new_spill_path(self.ctx.data_dir, record.call_id)
         )
 
     def _finish(
@@ -318,6 +360,20 @@ def _describe_validation(exc: ValidationError) -> str:
             got = json.dumps(error.get("input"), default=str)[:80]
             parts.append(f"field '{where}': {error['msg']} (got {got})")
     return "; ".join(parts)
+
+
+def _signature(tool: Tool[Any]) -> str:
+    """A compact reminder of the input shape, e.g. `read_file(path: string, offset?: integer)`."""
+    schema = tool.input_model.model_json_schema()
+    required = set(schema.get("required", []))
+    fields = []
+    for name, prop in schema.get("properties", {}).items():
+        kinds = [p.get("type") for p in prop.get("anyOf", [prop]) if p.get("type") != "null"]
+        kind = "|".join(str(k) for k in kinds if k) or "any"
+        if "enum" in prop:
+            kind = "|".join(json.dumps(v) for v in prop["enum"])
+        fields.append(f"{name}{'' if name in required else '?'}: {kind}")
+    return f"{tool.name}({', '.join(fields)})"
 
 
 def _first_line(text: str) -> str:
