@@ -10,6 +10,7 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from agentcli.ids import new_id
 from agentcli.instructions import system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
-from agentcli.permissions import NonInteractivePrompter, PermissionMode
+from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
 from agentcli.permissions.basic import ModePolicy
 from agentcli.store import MemoryJournal
 from agentcli.tasks import ExitCode, TaskResult, TaskState
@@ -120,7 +121,14 @@ def event_sink(options: RunOptions) -> EventSink:
     return TextProgress(quiet=options.quiet)
 
 
-def build_manager(options: RunOptions, events: EventSink) -> ConversationManager:
+def build_manager(
+    options: RunOptions,
+    events: EventSink,
+    *,
+    model_factory: Callable[[str], ModelClient] = make_model,
+    prompter: Prompter | None = None,
+) -> ConversationManager:
+    """The session for `run` (and, with a deferred model and a terminal prompter, the REPL)."""
     workspace = resolve_workspace(options.cwd)
     files = load_file_config(workspace)
     model_name = (
@@ -134,7 +142,7 @@ def build_manager(options: RunOptions, events: EventSink) -> ConversationManager
             hint="one of " + ", ".join(m.value for m in PermissionMode),
         ) from exc
     budget = build_budget(options, model_name)
-    model = make_model(model_name)
+    model = model_factory(model_name)
     session_id = new_id()
     return ConversationManager(
         session_id=session_id,
@@ -144,7 +152,7 @@ def build_manager(options: RunOptions, events: EventSink) -> ConversationManager
             workspace=workspace, data_dir=data_home() / "sessions" / session_id
         ),
         policy=ModePolicy(mode=mode, allowed=set(options.allow)),
-        prompter=NonInteractivePrompter(),
+        prompter=prompter or NonInteractivePrompter(),
         journal=MemoryJournal(),
         system=system_prompt(workspace),
         events=events,
