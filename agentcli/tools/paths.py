@@ -9,6 +9,11 @@ from pathlib import Path
 from agentcli.errors import ToolError, ToolErrorKind
 
 
+def confinement_roots(workspace: Path, extra_roots: Iterable[Path] = ()) -> list[Path]:
+    """The real paths file tools may touch: the workspace first, then the added directories."""
+    return [Path(os.path.realpath(workspace)), *(Path(os.path.realpath(r)) for r in extra_roots)]
+
+
 def resolve_confined(raw: str, workspace: Path, extra_roots: Iterable[Path] = ()) -> Path:
     """Resolve `raw` (relative to the workspace, or absolute) and refuse anything that lands
     outside the workspace and the extra roots: `..`, absolute paths elsewhere, and symlinks
@@ -19,7 +24,7 @@ def resolve_confined(raw: str, workspace: Path, extra_roots: Iterable[Path] = ()
     if not candidate.is_absolute():
         candidate = workspace / candidate
     real = Path(os.path.realpath(candidate))
-    roots = [Path(os.path.realpath(workspace)), *(Path(os.path.realpath(r)) for r in extra_roots)]
+    roots = confinement_roots(workspace, extra_roots)
     if not any(real == root or root in real.parents for root in roots):
         raise ToolError(
             ToolErrorKind.PERMISSION_DENIED,

@@ -1,8 +1,12 @@
-"""`read_file`: numbered lines of a text file, a window at a time."""
+"""`read_file`: numbered lines of a text file, a window at a time.
+
+Lines are numbered the way every other tool counts them (split on `\\n`), the window stops early
+rather than overflow the output cap, and the footer always says where the window ends and how to
+read on. The content hash of what was read feeds the stale-read guard of the write tools.
+"""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from pydantic import Field
@@ -16,12 +20,24 @@ from agentcli.tools.base import (
     ToolContext,
     ToolInput,
     ToolOutput,
+    file_resource,
 )
+from agentcli.tools.output import split_lines
 from agentcli.tools.paths import display_path, resolve_confined
+from agentcli.tools.textfile import content_hash, decode, looks_binary
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
 MAX_FILE_BYTES = 50 * 1024 * 1024
+FOOTER_ROOM = 400
+
+_IMAGE_MAGIC = {
+    b"\x89PNG\r\n\x1a\n": "PNG image",
+    b"\xff\xd8\xff": "JPEG image",
+    b"GIF87a": "GIF image",
+    b"GIF89a": "GIF image",
+    b"%PDF-": "PDF document",
+}
 
 
 class ReadFileInput(ToolInput):
@@ -39,79 +55,110 @@ class ReadFileInput(ToolInput):
     )
 
 
-def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 class ReadFile(Tool[ReadFileInput]):
     name = "read_file"
     description = (
         "Read a text file from the workspace. Returns numbered lines as `N<TAB>line`, "
         f"at most {DEFAULT_LIMIT} lines from `offset` (1-based); lines longer than "
-        f"{MAX_LINE_CHARS} characters are cut with a marker. The footer gives the total line "
-        "count and the offset to continue from when the file has more. Binary files and "
-        "directories are refused. Read-only. Read a file before you edit or overwrite it."
+        f"{MAX_LINE_CHARS} characters are cut with a marker. The footer gives the line range "
+        "shown, the total line count and the offset to continue from when the file has more. "
+        "Binary files, images and directories are refused. Read-only. Read a file before you "
+        "edit or overwrite it: the write tools refuse files this session has not read or that "
+        "changed since."
     )
     input_model = ReadFileInput
     risk = Risk.READ
 
     def _path(self, args: ReadFileInput, ctx: ToolContext) -> Path:
+        # The session's data directory holds spill files of long outputs, which the model
+        # is told to read with this tool.
         return resolve_confined(args.path, ctx.workspace, (*ctx.extra_dirs, ctx.data_dir))
 
+    def validate(self, args: ReadFileInput, ctx: ToolContext) -> None:
+        self._path(args, ctx)
+
     def permission_target(self, args: ReadFileInput, ctx: ToolContext) -> PermissionTarget:
-        path = self._path(args, ctx)
-        rel = display_path(path, ctx.workspace)
+        rel = display_path(self._path(args, ctx), ctx.workspace)
         return PermissionTarget(rule_class="read", subject=rel, summary=f"read {rel}")
 
     def resources(self, args: ReadFileInput, ctx: ToolContext) -> Resources:
-        return Resources(reads=frozenset({f"file:{self._path(args, ctx)}"}))
+        return Resources(reads=frozenset({file_resource(self._path(args, ctx))}))
 
     async def call(self, args: ReadFileInput, ctx: ToolContext) -> ToolOutput:
         path = self._path(args, ctx)
         shown = display_path(path, ctx.workspace)
-        if not path.exists():
-            raise ToolError(ToolErrorKind.NOT_FOUND, f"{shown} does not exist")
-        if path.is_dir():
-            raise ToolError(
-                ToolErrorKind.INVALID_ARGUMENTS,
-                f"{shown} is a directory; use glob to list files in it",
-            )
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ToolError(
-                ToolErrorKind.INVALID_ARGUMENTS,
-                f"{shown} is {path.stat().st_size} bytes; files over {MAX_FILE_BYTES} bytes "
-                "are not read (use grep to find the part you need)",
-            )
-        data = path.read_bytes()
-        if b"\x00" in data[:8192]:
-            raise ToolError(
-                ToolErrorKind.INVALID_ARGUMENTS,
-                f"{shown} looks like a binary file ({len(data)} bytes); read_file only reads text",
-            )
+        data = _read_bytes(path, shown)
+        # Recorded before the text check: a binary file the model has looked at may be
+        # overwritten as knowingly as a text file.
         ctx.read_hashes[path] = content_hash(data)
-        text = data.decode("utf-8", errors="replace")
-        lines = text.splitlines()
+        _refuse_non_text(data, shown)
+        lines = split_lines(decode(data).text)
         total = len(lines)
         start = (args.offset or 1) - 1
         limit = args.limit or DEFAULT_LIMIT
-        window = lines[start : start + limit]
-        body = "\n".join(f"{start + n + 1}\t{_cut(line)}" for n, line in enumerate(window))
-        end = start + len(window)
-        if total == 0:
-            footer = f"[{shown} is empty]"
-        elif start >= total:
-            footer = f"[{shown} has {total} lines; offset {start + 1} is past the end]"
-        elif end < total:
-            footer = (
-                f"[lines {start + 1}-{end} of {total}; continue with "
-                f'read_file(path="{args.path}", offset={end + 1})]'
-            )
-        else:
-            footer = f"[lines {start + 1}-{end} of {total}; end of file]"
+        budget = max(ctx.output_cap - FOOTER_ROOM, 1000)
+        body: list[str] = []
+        used = 0
+        for number in range(start, min(total, start + limit)):
+            entry = f"{number + 1}\t{_cut(lines[number].removesuffix(chr(13)))}"
+            if body and used + len(entry) + 1 > budget:
+                break
+            body.append(entry)
+            used += len(entry) + 1
+        end = start + len(body)
+        footer = _footer(
+            args.path, shown, start, end, total, cut_by_size=end < min(total, start + limit)
+        )
         return ToolOutput(
-            text=f"{body}\n{footer}" if body else footer,
+            text="\n".join([*body, footer]),
             source={"path": shown, "lines": [start + 1, end], "total_lines": total},
         )
+
+
+def _read_bytes(path: Path, shown: str) -> bytes:
+    if not path.exists():
+        raise ToolError(ToolErrorKind.NOT_FOUND, f"{shown} does not exist")
+    if path.is_dir():
+        raise ToolError(
+            ToolErrorKind.INVALID_ARGUMENTS,
+            f"{shown} is a directory; use glob to list the files in it",
+        )
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise ToolError(
+            ToolErrorKind.INVALID_ARGUMENTS,
+            f"{shown} is {size} bytes; files over {MAX_FILE_BYTES} bytes are not read "
+            "(use grep to find the part you need)",
+        )
+    return path.read_bytes()
+
+
+def _refuse_non_text(data: bytes, shown: str) -> None:
+    for magic, kind in _IMAGE_MAGIC.items():
+        if data.startswith(magic):
+            raise ToolError(
+                ToolErrorKind.INVALID_ARGUMENTS,
+                f"{shown} is a {kind} ({len(data)} bytes); read_file only reads text",
+            )
+    if looks_binary(data):
+        raise ToolError(
+            ToolErrorKind.INVALID_ARGUMENTS,
+            f"{shown} looks like a binary file ({len(data)} bytes); read_file only reads text",
+        )
+
+
+def _footer(raw: str, shown: str, start: int, end: int, total: int, *, cut_by_size: bool) -> str:
+    if total == 0:
+        return f"[{shown} is empty]"
+    if start >= total:
+        return f"[{shown} has {total} lines; offset {start + 1} is past the end]"
+    if end < total:
+        why = " (the window stopped early to stay within the output limit)" if cut_by_size else ""
+        return (
+            f"[lines {start + 1}-{end} of {total}{why}; continue with "
+            f'read_file(path="{raw}", offset={end + 1})]'
+        )
+    return f"[lines {start + 1}-{end} of {total}; end of file]"
 
 
 def _cut(line: str) -> str:

@@ -1,0 +1,123 @@
+"""`write_file`: create a file (and its parent directories) or overwrite one the session has read.
+
+The write is planned in full before it runs (`pre_state` gives the journal the file's hash before
+and after), refused if the file changed since it was read, and done atomically through
+`textfile.commit`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, PrivateAttr
+
+from agentcli.errors import ToolError, ToolErrorKind
+from agentcli.tools.base import (
+    PermissionTarget,
+    Resources,
+    Risk,
+    Tool,
+    ToolContext,
+    ToolInput,
+    ToolOutput,
+    file_resource,
+)
+from agentcli.tools.edit_match import small_diff
+from agentcli.tools.output import count_lines
+from agentcli.tools.paths import confinement_roots, display_path, resolve_confined
+from agentcli.tools.textfile import (
+    TextContent,
+    WritePlan,
+    check_fresh,
+    commit,
+    decode,
+    looks_binary,
+    read_nofollow,
+    with_newline,
+)
+
+
+class WriteFileInput(ToolInput):
+    path: str = Field(
+        description="File path, relative to the workspace root (or absolute inside it)."
+    )
+    content: str = Field(description="The complete new content of the file.")
+    _plan: WritePlan | None = PrivateAttr(default=None)
+
+
+def write_target(raw: str, ctx: ToolContext) -> Path:
+    """The resolved path a write tool may write (workspace and added directories only)."""
+    path = resolve_confined(raw, ctx.workspace, ctx.extra_dirs)
+    if path.is_dir():
+        raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"{raw} is a directory, not a file")
+    return path
+
+
+def write_permission(path: Path, ctx: ToolContext, verb: str) -> PermissionTarget:
+    rel = display_path(path, ctx.workspace)
+    return PermissionTarget(rule_class="write", subject=rel, summary=f"{verb} {rel}")
+
+
+class WriteFile(Tool[WriteFileInput]):
+    name = "write_file"
+    description = (
+        "Create a file with the given content, or overwrite an existing one. Parent "
+        "directories are created as needed. Overwriting requires that you read the file with "
+        "read_file in this session and that it has not changed since; otherwise the call fails "
+        "with a conflict. An overwritten file keeps its encoding and line-ending style (CRLF "
+        "stays CRLF); new files are UTF-8. Prefer edit_file for changing part of a file. "
+        "Writes to the workspace only."
+    )
+    input_model = WriteFileInput
+    risk = Risk.WRITE
+
+    def validate(self, args: WriteFileInput, ctx: ToolContext) -> None:
+        write_target(args.path, ctx)
+
+    def permission_target(self, args: WriteFileInput, ctx: ToolContext) -> PermissionTarget:
+        path = write_target(args.path, ctx)
+        return write_permission(path, ctx, "overwrite" if path.exists() else "create")
+
+    def resources(self, args: WriteFileInput, ctx: ToolContext) -> Resources:
+        return Resources(writes=frozenset({file_resource(write_target(args.path, ctx))}))
+
+    def preview(self, args: WriteFileInput, ctx: ToolContext) -> str:
+        plan = self._plan(args, ctx, check=False)
+        if plan.before is None:
+            return f"create {plan.shown} ({count_lines(args.content)} lines)"
+        return small_diff(decode(plan.before).text, decode(plan.after).text, plan.shown)
+
+    def pre_state(self, args: WriteFileInput, ctx: ToolContext) -> dict[str, Any]:
+        args._plan = self._plan(args, ctx, check=True)
+        return args._plan.pre_state()
+
+    async def call(self, args: WriteFileInput, ctx: ToolContext) -> ToolOutput:
+        plan, args._plan = args._plan or self._plan(args, ctx, check=True), None
+        commit(plan, ctx, confinement_roots(ctx.workspace, ctx.extra_dirs))
+        lines = count_lines(args.content)
+        if plan.before is None:
+            text = f"created {plan.shown} ({lines} lines, {len(plan.after)} bytes)"
+        else:
+            diff = small_diff(decode(plan.before).text, decode(plan.after).text, plan.shown)
+            text = f"overwrote {plan.shown} ({lines} lines, {len(plan.after)} bytes)\n{diff}"
+        return ToolOutput(
+            text=text.rstrip("\n"),
+            source={"path": plan.shown, "bytes": len(plan.after), "created": plan.before is None},
+        )
+
+    def _plan(self, args: WriteFileInput, ctx: ToolContext, *, check: bool) -> WritePlan:
+        path = write_target(args.path, ctx)
+        shown = display_path(path, ctx.workspace)
+        before = read_nofollow(path)
+        if check:
+            check_fresh(path, before, ctx, shown)
+        if before is None or looks_binary(before):
+            after = args.content.encode("utf-8")
+        else:
+            existing: TextContent = decode(before)
+            content = args.content
+            if existing.newline == "\r\n" and "\r\n" not in content:
+                content = with_newline(content, "\r\n")
+            after = existing.encode(content, shown)
+        return WritePlan(path=path, shown=shown, before=before, after=after)
