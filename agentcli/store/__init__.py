@@ -1,26 +1,45 @@
-"""The Journal seam: durable records of sessions, messages and every tool call's lifecycle.
+"""The Journal seam: durable records of sessions, messages, tasks and every tool call's lifecycle.
 
 The runtime calls `call_started` (write-ahead, with the pre-state it expects) *before* a side
-effect runs, so a crash never loses the record of what may have happened.
+effect runs, so a crash never loses the record of what may have happened. The ConversationManager
+brackets each user request with `task_started` / `task_finished`. `operations` is the ledger of
+business idempotency keys (see `store.idempotency`).
+
+`MemoryJournal` keeps everything in memory (tests, embedding); `store.sqlite.SqliteJournal` is
+the durable one `agentcli` uses.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentcli.messages import Message
+from agentcli.store.idempotency import MemoryLedger, OperationLedger
+from agentcli.tasks import TaskResult
 from agentcli.tools.records import ToolCallRecord
 
 
 class Journal(Protocol):
+    @property
+    def operations(self) -> OperationLedger:
+        """The idempotency ledger the runtime consults for calls with an operation key."""
+        ...
+
     def call_proposed(self, record: ToolCallRecord) -> None: ...
 
-    def call_started(self, record: ToolCallRecord, pre_state: dict[str, Any] | None) -> None: ...
+    def call_started(self, record: ToolCallRecord, pre_state: dict[str, Any] | None) -> None:
+        """Durably record that the call is about to run. Must return only once recorded."""
+        ...
 
     def call_finished(self, record: ToolCallRecord) -> None: ...
 
     def message_appended(self, message: Message) -> None: ...
+
+    def task_started(self, task_id: str, prompt: str, criteria: Sequence[str] = ()) -> None: ...
+
+    def task_finished(self, result: TaskResult) -> None: ...
 
 
 @dataclass
@@ -29,6 +48,8 @@ class MemoryJournal:
 
     events: list[tuple[str, str, str]] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    operations: MemoryLedger = field(default_factory=MemoryLedger)
 
     def call_proposed(self, record: ToolCallRecord) -> None:
         self.events.append(("proposed", record.call_id, record.name))
@@ -41,3 +62,10 @@ class MemoryJournal:
 
     def message_appended(self, message: Message) -> None:
         self.messages.append(message)
+
+    def task_started(self, task_id: str, prompt: str, criteria: Sequence[str] = ()) -> None:
+        self.tasks[task_id] = {"prompt": prompt, "criteria": list(criteria), "state": "running"}
+
+    def task_finished(self, result: TaskResult) -> None:
+        task = self.tasks.setdefault(result.task_id, {"prompt": "", "criteria": []})
+        task.update(state=result.state.value, reason=result.reason.value)

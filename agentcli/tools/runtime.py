@@ -38,6 +38,7 @@ from agentcli.permissions import (
     Prompter,
 )
 from agentcli.store import Journal
+from agentcli.store.idempotency import call_once
 from agentcli.tools.base import Resources, Risk, Tool, ToolContext, ToolInput
 from agentcli.tools.output import cap_head, new_spill_path
 from agentcli.tools.records import CallStatus, ToolCallRecord
@@ -261,7 +262,9 @@ class ToolRuntime:
         self.events(ToolCallStarted(call_id=record.call_id, name=record.name, input=record.input))
         started = time.monotonic()
         try:
-            output = await item.tool.call(item.args, self.ctx)
+            output = await call_once(
+                item.tool, item.args, self.ctx, record, self.journal.operations
+            )
         except ToolError as exc:
             record.duration_s = time.monotonic() - started
             self._finish(record, CallStatus.FAILED, exc.kind, self._cap(record, exc.message))

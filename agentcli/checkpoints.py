@@ -1,0 +1,378 @@
+"""Undo checkpoints: the workspace before a task's first change and when the task ended.
+
+In a git repository a checkpoint is a commit object of the whole working copy (tracked and
+untracked, non-ignored files), written through a temporary index and kept under the private ref
+`refs/agentcli/checkpoints/<task id>`: the user's index, HEAD and branches are never touched.
+When the task ends, a second commit (parent: the first) records the end state under the same ref.
+
+Outside git a checkpoint is a manifest (path -> sha256) of the workspace plus the content of
+every file, stored in the journal, when the tree is small (`MAX_FILES`, `MAX_BYTES`). A larger
+tree keeps only the manifest, and the pre-images of the files agentcli's own tools write: undo can
+then restore those, and names every other changed file (e.g. one changed through shell) that it
+cannot restore. Ignored files (`.gitignore`) are never part of a checkpoint, in git or not.
+
+`undo` restores every file the task changed, shell-made changes included, and refuses when any of
+those files was changed by someone else after the task ended (it lists them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+MAX_FILES = 5_000
+MAX_BYTES = 50 * 1024 * 1024
+REF_PREFIX = "refs/agentcli/checkpoints/"
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "agentcli",
+    "GIT_AUTHOR_EMAIL": "agentcli@localhost",
+    "GIT_COMMITTER_NAME": "agentcli",
+    "GIT_COMMITTER_EMAIL": "agentcli@localhost",
+}
+
+
+class UndoError(Exception):
+    """Undo refused or impossible; the message says why (and lists the files)."""
+
+    def __init__(self, message: str, files: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.files = files or []
+
+
+@dataclass(kw_only=True)
+class UndoResult:
+    task_id: str
+    restored: list[str] = field(default_factory=list)
+    """Workspace-relative paths given back their content from before the task."""
+    removed: list[str] = field(default_factory=list)
+    """Paths the task created, deleted again."""
+
+
+class Checkpointer:
+    """Takes a task's checkpoints; attached to the journal (`SqliteJournal.checkpoints`)."""
+
+    def __init__(self, conn: sqlite3.Connection, workspace: Path) -> None:
+        self.conn = conn
+        self.workspace = workspace.resolve()
+        self._complete: dict[str, bool] = {}
+
+    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None:
+        if task_id not in self._complete:
+            self._complete[task_id] = self._begin(task_id)
+        if not self._complete[task_id] and pre_state and "path" in pre_state:
+            self._save_preimage(task_id, Path(str(pre_state["path"])))
+
+    def task_ended(self, task_id: str) -> None:
+        if task_id not in self._complete:
+            return  # the task changed nothing
+        row = _checkpoint_row(self.conn, task_id)
+        if row is None or row["ended_at"] is not None:
+            return
+        finish_checkpoint(self.conn, row)
+
+    def _begin(self, task_id: str) -> bool:
+        repo = _repo(self.workspace)
+        now = time.time()
+        if repo is not None:
+            commit = _commit_worktree(repo, f"agentcli checkpoint before task {task_id}", None)
+            repo.git.update_ref(REF_PREFIX + task_id, commit)
+            self.conn.execute(
+                "INSERT INTO checkpoints (task_id, workspace, kind, start_ref, created_at) "
+                "VALUES (?, ?, 'git', ?, ?)",
+                (task_id, str(self.workspace), commit, now),
+            )
+            return True
+        manifest, complete = _manifest_with_contents(self.conn, self.workspace)
+        self.conn.execute(
+            "INSERT INTO checkpoints (task_id, workspace, kind, start_manifest, complete, "
+            "created_at) VALUES (?, ?, 'files', ?, ?, ?)",
+            (task_id, str(self.workspace), json.dumps(manifest), int(complete), now),
+        )
+        return complete
+
+    def _save_preimage(self, task_id: str, path: Path) -> None:
+        try:
+            rel = str(path.resolve().relative_to(self.workspace))
+        except ValueError:
+            return
+        try:
+            data: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            data = None
+        digest = None if data is None else hashlib.sha256(data).hexdigest()
+        if data is not None:
+            self.conn.execute(
+                "INSERT OR IGNORE INTO blobs (hash, content) VALUES (?, ?)", (digest, data)
+            )
+        self.conn.execute(
+            "INSERT OR IGNORE INTO preimages (task_id, path, hash) VALUES (?, ?, ?)",
+            (task_id, rel, digest),
+        )
+
+
+def _repo(workspace: Path) -> Any:
+    from agentcli.snapshots import find_repo
+
+    repo = find_repo(workspace)
+    if repo is None or repo.bare or repo.working_tree_dir is None:
+        return None
+    return repo
+
+
+def _commit_worktree(repo: Any, message: str, parent: str | None) -> str:
+    from agentcli.snapshots import write_worktree_tree
+
+    tree = write_worktree_tree(repo)
+    args = [tree, "-m", message] + (["-p", parent] if parent else [])
+    return str(repo.git.commit_tree(*args, env=_IDENTITY)).strip()
+
+
+def _manifest_with_contents(
+    conn: sqlite3.Connection, workspace: Path
+) -> tuple[dict[str, str] | None, bool]:
+    """The workspace manifest, and whether every file's content was stored with it."""
+    from agentcli.snapshots import file_manifest
+
+    try:
+        manifest = file_manifest(workspace)
+    except ValueError:
+        return None, False  # too many files: only tool pre-images will be kept
+    sizes = [(workspace / rel).stat().st_size for rel in manifest]
+    if len(manifest) > MAX_FILES or sum(sizes) > MAX_BYTES:
+        return manifest, False
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for rel, digest in manifest.items():
+            if conn.execute("SELECT 1 FROM blobs WHERE hash = ?", (digest,)).fetchone() is None:
+                conn.execute(
+                    "INSERT INTO blobs (hash, content) VALUES (?, ?)",
+                    (digest, (workspace / rel).read_bytes()),
+                )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return manifest, True
+
+
+def _checkpoint_row(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row | None:
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM checkpoints WHERE task_id = ?", (task_id,)
+    ).fetchone()
+    return row
+
+
+def finish_checkpoint(conn: sqlite3.Connection, row: sqlite3.Row) -> None:
+    """Record the end state of a checkpointed task (also used by crash recovery)."""
+    workspace = Path(row["workspace"])
+    if row["kind"] == "git":
+        repo = _repo(workspace)
+        if repo is None:
+            return
+        commit = _commit_worktree(
+            repo, f"agentcli checkpoint after task {row['task_id']}", row["start_ref"]
+        )
+        repo.git.update_ref(REF_PREFIX + row["task_id"], commit)
+        conn.execute(
+            "UPDATE checkpoints SET end_ref = ?, ended_at = ? WHERE task_id = ?",
+            (commit, time.time(), row["task_id"]),
+        )
+        return
+    from agentcli.snapshots import file_manifest
+
+    try:
+        manifest = file_manifest(workspace)
+    except ValueError:  # too big to list: record at least the files with pre-images
+        rows = conn.execute("SELECT path FROM preimages WHERE task_id = ?", (row["task_id"],))
+        manifest = {r[0]: h for r in rows if (h := _hash_of(workspace / r[0])) is not None}
+    conn.execute(
+        "UPDATE checkpoints SET end_manifest = ?, ended_at = ? WHERE task_id = ?",
+        (json.dumps(manifest), time.time(), row["task_id"]),
+    )
+
+
+def finish_open_checkpoints(conn: sqlite3.Connection, task_ids: list[str]) -> None:
+    """End the checkpoints of tasks that were interrupted (the state now is their end)."""
+    for task_id in task_ids:
+        row = _checkpoint_row(conn, task_id)
+        if row is not None and row["ended_at"] is None:
+            finish_checkpoint(conn, row)
+
+
+def _remove_empty_parents(path: Path, stop: Path) -> None:
+    parent = path.parent
+    while parent != stop and stop in parent.parents:
+        with contextlib.suppress(OSError):
+            parent.rmdir()  # only succeeds when empty
+        if parent.exists():
+            return
+        parent = parent.parent
+
+
+@dataclass(kw_only=True)
+class _Plan:
+    changed: list[str]
+    """Workspace-relative paths the task changed."""
+    contents: dict[str, tuple[bytes, int | None] | None]
+    """What each changed path gets back: (content, git mode if known) or None (delete it)."""
+    conflicts: list[str] = field(default_factory=list)
+    unrecoverable: list[str] = field(default_factory=list)
+
+
+def undo(conn: sqlite3.Connection, workspace: Path, task_id: str | None = None) -> UndoResult:
+    """Restore the files the task (default: the latest one in `workspace` that changed files
+    and was not undone yet) changed. Raises UndoError with the reason when it must refuse."""
+    row = _pick(conn, workspace.resolve(), task_id)
+    task = row["task_id"]
+    if row["undone_at"] is not None:
+        raise UndoError(f"task {task} was already undone")
+    if row["ended_at"] is None:
+        raise UndoError(
+            f"task {task} has not ended (it is still running, or its run was interrupted: "
+            "resume that session first so it is recovered)"
+        )
+    plan = _git_plan(row) if row["kind"] == "git" else _files_plan(conn, row)
+    if plan.conflicts:
+        raise UndoError(
+            f"refusing to undo task {task}: these files were changed after the task ended "
+            "(by you or another program), and undoing would lose those changes",
+            plan.conflicts,
+        )
+    if plan.unrecoverable:
+        raise UndoError(
+            f"cannot undo task {task}: no saved copy of these files from before the task (the "
+            f"workspace is not a git repository and had more than {MAX_FILES} files or "
+            f"{MAX_BYTES // (1024 * 1024)} MB, so only files written by agentcli's own tools were "
+            "saved)",
+            plan.unrecoverable,
+        )
+    result = _apply(plan, Path(row["workspace"]), task)
+    conn.execute("UPDATE checkpoints SET undone_at = ? WHERE task_id = ?", (time.time(), task))
+    return result
+
+
+def _pick(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> sqlite3.Row:
+    if task_id is not None:
+        row = _checkpoint_row(conn, task_id.strip().upper())
+        if row is None:
+            raise UndoError(f"task {task_id} has no checkpoint: it changed no files, or is unknown")
+        return row
+    found: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM checkpoints WHERE workspace = ? AND undone_at IS NULL "
+        "ORDER BY created_at DESC, task_id DESC LIMIT 1",
+        (str(workspace),),
+    ).fetchone()
+    if found is None:
+        raise UndoError(f"no task in {workspace} has changes left to undo")
+    return found
+
+
+def _git_plan(row: sqlite3.Row) -> _Plan:
+    from agentcli.snapshots import write_worktree_tree
+
+    workspace = Path(row["workspace"]).resolve()
+    repo = _repo(workspace)
+    if repo is None:
+        raise UndoError(f"{workspace} is no longer a git repository; cannot read the checkpoint")
+    root = Path(repo.working_tree_dir).resolve()
+    start, end = repo.commit(row["start_ref"]).tree, repo.commit(row["end_ref"]).tree
+    paths = [
+        p
+        for p in _diff_names(repo, start.hexsha, end.hexsha, [])
+        if (root / p).is_relative_to(workspace)
+    ]
+    plan = _Plan(changed=[_rel(root / p, workspace) for p in paths], contents={})
+    if not paths:
+        return plan
+    current = write_worktree_tree(repo)
+    changed_since = set(_diff_names(repo, end.hexsha, current, paths))
+    plan.conflicts = [_rel(root / p, workspace) for p in paths if p in changed_since]
+    for path, rel in zip(paths, plan.changed, strict=True):
+        try:
+            blob = start / path
+        except KeyError:
+            plan.contents[rel] = None
+            continue
+        plan.contents[rel] = (blob.data_stream.read(), blob.mode)
+    return plan
+
+
+def _diff_names(repo: Any, a: str, b: str, paths: list[str]) -> list[str]:
+    specs = [f":(literal){p}" for p in paths]
+    out = repo.git.diff_tree("-r", "--name-only", "--no-renames", "-z", a, b, "--", *specs)
+    return [p for p in str(out).split("\0") if p]
+
+
+def _rel(path: Path, workspace: Path) -> str:
+    return os.path.relpath(path, workspace)
+
+
+def _files_plan(conn: sqlite3.Connection, row: sqlite3.Row) -> _Plan:
+    workspace = Path(row["workspace"])
+    start: dict[str, str] | None = json.loads(row["start_manifest"] or "null")
+    end: dict[str, str] = json.loads(row["end_manifest"] or "null") or {}
+    pre = {
+        r["path"]: r["hash"]
+        for r in conn.execute(
+            "SELECT path, hash FROM preimages WHERE task_id = ?", (row["task_id"],)
+        )
+    }
+    before = start if start is not None else pre
+    keys = (set(before) | set(end)) if start is not None else set(pre)
+    changed = sorted(k for k in keys if before.get(k) != end.get(k))
+    plan = _Plan(changed=changed, contents={})
+    for rel in changed:
+        if _hash_of(workspace / rel) != end.get(rel):
+            plan.conflicts.append(rel)
+        digest = before.get(rel)
+        if digest is None:
+            plan.contents[rel] = None
+            continue
+        blob = conn.execute("SELECT content FROM blobs WHERE hash = ?", (digest,)).fetchone()
+        if blob is None:
+            plan.unrecoverable.append(rel)
+        else:
+            plan.contents[rel] = (bytes(blob[0]), None)
+    return plan
+
+
+def _hash_of(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _apply(plan: _Plan, workspace: Path, task_id: str) -> UndoResult:
+    result = UndoResult(task_id=task_id)
+    root = workspace.resolve()
+    for rel in plan.changed:
+        path = root / rel
+        content = plan.contents[rel]
+        if content is None:
+            if path.is_symlink() or path.exists():
+                path.unlink()
+                _remove_empty_parents(path, root)
+            result.removed.append(rel)
+            continue
+        data, mode = content
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink() or mode == 0o120000:
+            path.unlink(missing_ok=True)
+        if mode == 0o120000:
+            path.symlink_to(data.decode())
+            result.restored.append(rel)
+            continue
+        path.write_bytes(data)
+        if mode is not None:
+            path.chmod(0o755 if mode & 0o111 else 0o644)
+        result.restored.append(rel)
+    return result

@@ -1,0 +1,264 @@
+"""Crash recovery: make an interrupted session consistent again, before anything else runs.
+
+When a session is resumed, every tool call the journal left unfinished is resolved without
+re-executing anything:
+
+- `proposed` (never started; the write-ahead `started` record guarantees it did not run)
+  → `not_executed`;
+- `started` file write (pre-state `{"path", "pre_hash", "post_hash"}`) → compare the file now:
+  the intended content → `succeeded`; the previous content (or still absent) → `not_executed`;
+  anything else → `outcome_unknown`;
+- `started` read → `not_executed` (a read leaves nothing behind);
+- any other `started` call (a shell command, an external call) → `outcome_unknown`.
+
+Then the history is repaired: an assistant message whose `tool_use` blocks have no answer gets a
+user message with exactly one `tool_result` per call (the recorded result, or an explicit
+statement that the process was interrupted and what is known), and the repaired history is
+checked with `pairing_problems`. Tasks left `running` become `aborted`. Recovery is idempotent:
+running it again after it was itself interrupted finishes the job.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli.checkpoints import finish_open_checkpoints
+from agentcli.errors import ToolErrorKind
+from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, pairing_problems
+from agentcli.store.idempotency import OperationState
+from agentcli.store.queries import CallRow, load_calls, load_messages
+from agentcli.store.sqlite import SqliteJournal
+from agentcli.tools.records import CallStatus
+
+INTERRUPTED = "agentcli was interrupted (the process stopped) while this call was running"
+
+
+class RecoveryError(RuntimeError):
+    """The stored history cannot be made valid without guessing."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolution:
+    call_id: str
+    name: str
+    status: CallStatus
+    text: str
+    """The tool_result text the model sees."""
+    note: str
+    """One line for the user."""
+
+
+@dataclass(kw_only=True)
+class RecoveryReport:
+    messages: list[Message]
+    resolutions: list[Resolution] = field(default_factory=list)
+    repaired_messages: int = 0
+    aborted_tasks: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.resolutions or self.repaired_messages or self.aborted_tasks)
+
+    def notices(self) -> list[str]:
+        """What to tell the user, one line each."""
+        if not self.changed:
+            return []
+        lines = ["the previous run of this session was interrupted; recovered it:"]
+        lines.extend(f"  {r.name} {r.call_id}: {r.note}" for r in self.resolutions)
+        if any(r.status is CallStatus.OUTCOME_UNKNOWN for r in self.resolutions):
+            lines.append("  calls with an unknown outcome were NOT re-run: verify before retrying")
+        return lines
+
+
+def file_hash(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def resolve_call(call: CallRow) -> Resolution:
+    """Decide the final status of a call the journal left unfinished. Never runs anything."""
+    if call.status is CallStatus.PROPOSED:
+        return Resolution(
+            call_id=call.call_id,
+            name=call.name,
+            status=CallStatus.NOT_EXECUTED,
+            text=f"[{ToolErrorKind.NOT_EXECUTED.value}] not executed: agentcli was interrupted "
+            "before this call started. Issue it again if it is still needed.",
+            note="never started (not executed)",
+        )
+    pre = call.pre_state or {}
+    if "path" in pre and "post_hash" in pre:
+        return _resolve_write(call, Path(str(pre["path"])), pre.get("pre_hash"), pre["post_hash"])
+    if call.risk == "read":
+        return Resolution(
+            call_id=call.call_id,
+            name=call.name,
+            status=CallStatus.NOT_EXECUTED,
+            text=f"[{ToolErrorKind.NOT_EXECUTED.value}] {INTERRUPTED}; it only reads, so "
+            "nothing changed. Run it again if you need its result.",
+            note="read interrupted (nothing changed)",
+        )
+    return Resolution(
+        call_id=call.call_id,
+        name=call.name,
+        status=CallStatus.OUTCOME_UNKNOWN,
+        text=f"[{ToolErrorKind.OUTCOME_UNKNOWN.value}] {INTERRUPTED}. Its outcome is unknown: "
+        "it may have run completely, partly or not at all, and its output was lost. It was "
+        "NOT re-run. Verify the current state before retrying it.",
+        note="outcome unknown (not re-run; verify before retrying)",
+    )
+
+
+def _resolve_write(call: CallRow, path: Path, pre_hash: object, post_hash: object) -> Resolution:
+    now = file_hash(path)
+    shown = str(call.input.get("path", path))
+    if now == post_hash:
+        return Resolution(
+            call_id=call.call_id,
+            name=call.name,
+            status=CallStatus.SUCCEEDED,
+            text=f"{INTERRUPTED}. Reconciled on resume: {shown} has exactly the content this "
+            "call was writing, so the write took effect.",
+            note=f"{shown}: the write took effect (reconciled)",
+        )
+    if now == pre_hash:
+        before = "still does not exist" if pre_hash is None else "still has its previous content"
+        return Resolution(
+            call_id=call.call_id,
+            name=call.name,
+            status=CallStatus.NOT_EXECUTED,
+            text=f"[{ToolErrorKind.NOT_EXECUTED.value}] {INTERRUPTED}. Reconciled on resume: "
+            f"{shown} {before}, so the write did not take effect. Issue it again if needed.",
+            note=f"{shown}: the write did not take effect (reconciled)",
+        )
+    return Resolution(
+        call_id=call.call_id,
+        name=call.name,
+        status=CallStatus.OUTCOME_UNKNOWN,
+        text=f"[{ToolErrorKind.OUTCOME_UNKNOWN.value}] {INTERRUPTED}. On resume {shown} has "
+        "neither its previous content nor the content this call was writing (it may be "
+        "partly written, or changed by someone else). Read it before doing anything else.",
+        note=f"{shown}: outcome unknown (the file matches neither before nor after)",
+    )
+
+
+def recover(journal: SqliteJournal) -> RecoveryReport:
+    """Resolve the session's unfinished calls and repair its history (see module docstring)."""
+    conn = journal.conn
+    session_id = journal.session_id
+    calls = {c.call_id: c for c in load_calls(conn, session_id)}
+    resolutions = [
+        resolve_call(c)
+        for c in calls.values()
+        if c.status in (CallStatus.PROPOSED, CallStatus.STARTED)
+    ]
+    _store_resolutions(conn, session_id, resolutions)
+    resolved = {r.call_id: r for r in resolutions}
+    messages = load_messages(conn, session_id)
+    report = RecoveryReport(messages=messages, resolutions=resolutions)
+    if messages and messages[-1].role == "assistant" and messages[-1].tool_uses:
+        repair = _results_for(messages[-1].tool_uses, calls, resolved)
+        journal.message_appended(repair)
+        messages.append(repair)
+        report.repaired_messages = 1
+    problems = pairing_problems(messages)
+    if problems:
+        raise RecoveryError(
+            f"session {session_id} has a history that cannot be repaired safely: "
+            + "; ".join(problems)
+        )
+    report.aborted_tasks = _abort_running_tasks(conn, session_id)
+    finish_open_checkpoints(conn, report.aborted_tasks)
+    return report
+
+
+def _store_resolutions(
+    conn: sqlite3.Connection, session_id: str, resolutions: list[Resolution]
+) -> None:
+    now = time.time()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for r in resolutions:
+            kind = None if r.status is CallStatus.SUCCEEDED else r.status.value
+            conn.execute(
+                "UPDATE tool_calls SET status = ?, result = ?, error_kind = ?, ended_at = ? "
+                "WHERE session_id = ? AND call_id = ?",
+                (r.status.value, r.text, kind, now, session_id, r.call_id),
+            )
+            if r.status is CallStatus.OUTCOME_UNKNOWN:
+                conn.execute(
+                    "UPDATE idempotency SET state = ?, updated_at = ? WHERE session_id = ? "
+                    "AND call_id = ? AND state = ?",
+                    (
+                        OperationState.OUTCOME_UNKNOWN.value,
+                        now,
+                        session_id,
+                        r.call_id,
+                        OperationState.STARTED.value,
+                    ),
+                )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _results_for(
+    uses: list[ToolUseBlock], calls: dict[str, CallRow], resolved: dict[str, Resolution]
+) -> Message:
+    blocks: list[ToolResultBlock | TextBlock] = []
+    for use in uses:
+        if use.id in resolved:
+            r = resolved[use.id]
+            blocks.append(
+                ToolResultBlock(
+                    tool_use_id=use.id,
+                    content=r.text,
+                    is_error=r.status is not CallStatus.SUCCEEDED,
+                )
+            )
+        elif use.id in calls:  # finished, but the result message was never written
+            call = calls[use.id]
+            blocks.append(
+                ToolResultBlock(
+                    tool_use_id=use.id,
+                    content=call.result or "(no output)",
+                    is_error=call.is_error,
+                )
+            )
+        else:  # the process stopped before the call was even proposed: it never ran
+            blocks.append(
+                ToolResultBlock(
+                    tool_use_id=use.id,
+                    content=f"[{ToolErrorKind.NOT_EXECUTED.value}] not executed: agentcli was "
+                    "interrupted before this call started. Issue it again if still needed.",
+                    is_error=True,
+                )
+            )
+    blocks.append(
+        TextBlock(
+            text="(agentcli: the previous run was interrupted here and the session was resumed. "
+            "The results above were reconstructed from the journal; nothing was re-run.)"
+        )
+    )
+    return Message(role="user", content=tuple(blocks))
+
+
+def _abort_running_tasks(conn: sqlite3.Connection, session_id: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT id FROM tasks WHERE session_id = ? AND state = 'running'", (session_id,)
+    ).fetchall()
+    ids = [row[0] for row in rows]
+    if ids:
+        conn.execute(
+            "UPDATE tasks SET state = 'aborted', reason = 'interrupted', ended_at = ? "
+            "WHERE session_id = ? AND state = 'running'",
+            (time.time(), session_id),
+        )
+    return ids

@@ -1,0 +1,212 @@
+"""Reading the journal: sessions, their messages, tasks and tool calls, as typed rows.
+
+Used by `agentcli sessions`, resume and crash recovery, and `agentcli undo`. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from agentcli.messages import Message
+from agentcli.tools.records import CallStatus
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionRow:
+    id: str
+    workspace: str
+    model: str
+    settings: dict[str, Any]
+    created_at: float
+    updated_at: float
+    messages: int = 0
+    tasks: int = 0
+    last_prompt: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TaskRow:
+    id: str
+    session_id: str
+    prompt: str
+    criteria: list[str]
+    state: str
+    reason: str | None
+    evidence: list[dict[str, Any]]
+    artifact_version: str | None
+    started_at: float
+    ended_at: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallRow:
+    call_id: str
+    task_id: str | None
+    name: str
+    input: dict[str, Any]
+    risk: str
+    status: CallStatus
+    pre_state: dict[str, Any] | None
+    result: str | None
+    error_kind: str | None
+    result_is_error: bool
+    replayed: bool
+    proposed_at: float
+    started_at: float | None
+    ended_at: float | None
+    duration_s: float | None
+
+    @property
+    def is_error(self) -> bool:
+        return self.status is not CallStatus.SUCCEEDED or self.result_is_error
+
+
+class AmbiguousIdError(LookupError):
+    pass
+
+
+def _session(row: sqlite3.Row) -> SessionRow:
+    return SessionRow(
+        id=row["id"],
+        workspace=row["workspace"],
+        model=row["model"],
+        settings=json.loads(row["settings"] or "{}"),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        messages=row["n_messages"],
+        tasks=row["n_tasks"],
+        last_prompt=row["last_prompt"],
+    )
+
+
+_SESSION_SELECT = """
+    SELECT s.*,
+        (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n_messages,
+        (SELECT COUNT(*) FROM tasks t WHERE t.session_id = s.id) AS n_tasks,
+        (SELECT t.prompt FROM tasks t WHERE t.session_id = s.id
+            ORDER BY t.started_at DESC LIMIT 1) AS last_prompt
+    FROM sessions s
+"""
+
+
+def list_sessions(
+    conn: sqlite3.Connection, workspace: str | None = None, limit: int | None = None
+) -> list[SessionRow]:
+    """Sessions, most recently updated first; only `workspace`'s when given."""
+    where, params = ("WHERE s.workspace = ?", [workspace]) if workspace else ("", [])
+    tail = " LIMIT ?" if limit is not None else ""
+    if limit is not None:
+        params.append(str(limit))
+    rows = conn.execute(
+        f"{_SESSION_SELECT} {where} ORDER BY s.updated_at DESC, s.id DESC{tail}", params
+    )
+    return [_session(row) for row in rows]
+
+
+def find_session(conn: sqlite3.Connection, id_or_prefix: str) -> SessionRow | None:
+    """The session with this id, or the only one whose id starts with it (case-insensitive)."""
+    wanted = id_or_prefix.strip().upper()
+    if not wanted:
+        return None
+    rows = conn.execute(
+        f"{_SESSION_SELECT} WHERE s.id = ? OR s.id LIKE ? ORDER BY s.id LIMIT 3",
+        (wanted, wanted.replace("%", "").replace("_", "") + "%"),
+    ).fetchall()
+    exact = [row for row in rows if row["id"] == wanted]
+    if exact:
+        return _session(exact[0])
+    if len(rows) > 1:
+        raise AmbiguousIdError(
+            f"{id_or_prefix!r} matches several sessions: " + ", ".join(r["id"] for r in rows)
+        )
+    return _session(rows[0]) if rows else None
+
+
+def load_messages(conn: sqlite3.Connection, session_id: str) -> list[Message]:
+    rows = conn.execute(
+        "SELECT role, content FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+    )
+    return [
+        Message.from_wire({"role": r["role"], "content": json.loads(r["content"])}) for r in rows
+    ]
+
+
+def message_rows(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
+    """Messages in wire form with their sequence number and task (for show and export)."""
+    rows = conn.execute(
+        "SELECT seq, role, content, task_id, created_at FROM messages WHERE session_id = ? "
+        "ORDER BY seq",
+        (session_id,),
+    )
+    return [
+        {
+            "seq": r["seq"],
+            "task_id": r["task_id"],
+            "created_at": r["created_at"],
+            "role": r["role"],
+            "content": json.loads(r["content"]),
+        }
+        for r in rows
+    ]
+
+
+def _task(row: sqlite3.Row) -> TaskRow:
+    return TaskRow(
+        id=row["id"],
+        session_id=row["session_id"],
+        prompt=row["prompt"],
+        criteria=json.loads(row["criteria"] or "[]"),
+        state=row["state"],
+        reason=row["reason"],
+        evidence=json.loads(row["evidence"] or "[]"),
+        artifact_version=row["artifact_version"],
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+    )
+
+
+def load_tasks(conn: sqlite3.Connection, session_id: str) -> list[TaskRow]:
+    rows = conn.execute(
+        "SELECT * FROM tasks WHERE session_id = ? ORDER BY started_at, id", (session_id,)
+    )
+    return [_task(row) for row in rows]
+
+
+def get_task(conn: sqlite3.Connection, task_id: str) -> TaskRow | None:
+    row = conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id.strip().upper(),)).fetchone()
+    return _task(row) if row is not None else None
+
+
+def _call(row: sqlite3.Row) -> CallRow:
+    return CallRow(
+        call_id=row["call_id"],
+        task_id=row["task_id"],
+        name=row["name"],
+        input=json.loads(row["input"]),
+        risk=row["risk"],
+        status=CallStatus(row["status"]),
+        pre_state=json.loads(row["pre_state"]) if row["pre_state"] else None,
+        result=row["result"],
+        error_kind=row["error_kind"],
+        result_is_error=bool(row["result_is_error"]),
+        replayed=bool(row["replayed"]),
+        proposed_at=row["proposed_at"],
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+        duration_s=row["duration_s"],
+    )
+
+
+def load_calls(
+    conn: sqlite3.Connection, session_id: str, status: CallStatus | None = None
+) -> list[CallRow]:
+    query = "SELECT * FROM tool_calls WHERE session_id = ?"
+    params: list[str] = [session_id]
+    if status is not None:
+        query += " AND status = ?"
+        params.append(status.value)
+    rows = conn.execute(query + " ORDER BY proposed_at, rowid", params)
+    return [_call(row) for row in rows]

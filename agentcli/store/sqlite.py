@@ -1,0 +1,227 @@
+"""SqliteJournal: the durable journal of one session, in the user's journal database.
+
+Every method commits before it returns. `call_started` of a call that may change something
+(risk write, execute or external) commits with `synchronous=FULL`: the record, and everything
+journaled before it, is on disk before the side effect begins, even if the machine loses power.
+Other records commit with `synchronous=NORMAL` (they survive a killed process; a power loss can
+drop the last few, and then the call just looks `started` and is reconciled on resume). With an
+undo checkpointer attached, the first change of each task snapshots the workspace first.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentcli.messages import Message
+from agentcli.store.db import connect
+from agentcli.store.faults import crash_point
+from agentcli.store.idempotency import SqliteLedger
+from agentcli.tasks import TaskResult
+from agentcli.tools.records import ToolCallRecord
+
+
+class ChangeObserver(Protocol):
+    """Undo checkpoints: told before a task's changes and when the task ends."""
+
+    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None: ...
+
+    def task_ended(self, task_id: str) -> None: ...
+
+
+class SessionNotFoundError(LookupError):
+    pass
+
+
+class SqliteJournal:
+    def __init__(self, conn: sqlite3.Connection, session_id: str) -> None:
+        self.conn = conn
+        self.session_id = session_id
+        self.operations = SqliteLedger(conn, session_id)
+        self.task_id: str | None = None
+        self.checkpoints: ChangeObserver | None = None
+        self._lock = threading.Lock()
+        row = conn.execute(
+            "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        self._next_seq = int(row[0]) + 1
+
+    @classmethod
+    def create(
+        cls,
+        session_id: str,
+        *,
+        workspace: Path,
+        model: str,
+        settings: dict[str, Any] | None = None,
+        conn: sqlite3.Connection | None = None,
+    ) -> SqliteJournal:
+        """Start a new session."""
+        conn = conn or connect()
+        now = time.time()
+        conn.execute(
+            "INSERT INTO sessions (id, workspace, model, settings, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (session_id, str(workspace), model, json.dumps(settings or {}), now, now),
+        )
+        return cls(conn, session_id)
+
+    @classmethod
+    def open(cls, session_id: str, *, conn: sqlite3.Connection | None = None) -> SqliteJournal:
+        """Reopen an existing session (to resume it)."""
+        conn = conn or connect()
+        if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+            raise SessionNotFoundError(session_id)
+        return cls(conn, session_id)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+
+    def call_proposed(self, record: ToolCallRecord) -> None:
+        with self._lock:
+            self.conn.execute(
+                "INSERT INTO tool_calls (session_id, call_id, task_id, name, input, risk, status, "
+                "proposed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (session_id, call_id) DO NOTHING",
+                (
+                    self.session_id,
+                    record.call_id,
+                    self.task_id,
+                    record.name,
+                    json.dumps(record.input),
+                    record.risk,
+                    record.status.value,
+                    time.time(),
+                ),
+            )
+
+    def call_started(self, record: ToolCallRecord, pre_state: dict[str, Any] | None) -> None:
+        crash_point("before_start", record.name)
+        changes = record.risk not in ("", "read")
+        if changes and self.checkpoints is not None and self.task_id is not None:
+            self.checkpoints.before_change(self.task_id, pre_state)
+        with self._lock:
+            if changes:
+                self.conn.execute("PRAGMA synchronous=FULL")
+            try:
+                self.conn.execute(
+                    "UPDATE tool_calls SET status = ?, pre_state = ?, started_at = ? "
+                    "WHERE session_id = ? AND call_id = ?",
+                    (
+                        record.status.value,
+                        None if pre_state is None else json.dumps(pre_state),
+                        record.started_at or time.time(),
+                        self.session_id,
+                        record.call_id,
+                    ),
+                )
+            finally:
+                if changes:
+                    self.conn.execute("PRAGMA synchronous=NORMAL")
+        crash_point("after_start", record.name)
+
+    def call_finished(self, record: ToolCallRecord) -> None:
+        crash_point("after_effect", record.name)
+        with self._lock:
+            self.conn.execute(
+                "INSERT INTO tool_calls (session_id, call_id, task_id, name, input, risk, status, "
+                "result, error_kind, result_is_error, replayed, proposed_at, ended_at, duration_s) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (session_id, call_id) DO UPDATE SET status = excluded.status, "
+                "result = excluded.result, error_kind = excluded.error_kind, "
+                "result_is_error = excluded.result_is_error, "
+                "replayed = excluded.replayed, ended_at = excluded.ended_at, "
+                "duration_s = excluded.duration_s",
+                (
+                    self.session_id,
+                    record.call_id,
+                    self.task_id,
+                    record.name,
+                    json.dumps(record.input),
+                    record.risk,
+                    record.status.value,
+                    record.result_text,
+                    record.error_kind.value if record.error_kind else None,
+                    int(record.result_is_error),
+                    int(record.replayed),
+                    time.time(),
+                    time.time(),
+                    record.duration_s,
+                ),
+            )
+
+    def message_appended(self, message: Message) -> None:
+        now = time.time()
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO messages (session_id, seq, role, content, task_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    self.session_id,
+                    self._next_seq,
+                    message.role,
+                    json.dumps(message.to_wire()["content"]),
+                    self.task_id,
+                    now,
+                ),
+            )
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, self.session_id))
+            self._next_seq += 1
+
+    def task_started(self, task_id: str, prompt: str, criteria: Sequence[str] = ()) -> None:
+        self.task_id = task_id
+        with self._lock:
+            self.conn.execute(
+                "INSERT INTO tasks (id, session_id, prompt, criteria, state, started_at) "
+                "VALUES (?, ?, ?, ?, 'running', ?)",
+                (task_id, self.session_id, prompt, json.dumps(list(criteria)), time.time()),
+            )
+
+    def task_finished(self, result: TaskResult) -> None:
+        if self.checkpoints is not None:
+            self.checkpoints.task_ended(result.task_id)
+        with self._lock:
+            self.conn.execute(
+                "UPDATE tasks SET state = ?, reason = ?, evidence = ?, artifact_version = ?, "
+                "ended_at = ? WHERE id = ?",
+                (
+                    result.state.value,
+                    result.reason.value,
+                    json.dumps([check.to_json() for check in result.acceptance]),
+                    result.artifact_version,
+                    time.time(),
+                    result.task_id,
+                ),
+            )
+        if self.task_id == result.task_id:
+            self.task_id = None
+
+    def settings(self, **changes: Any) -> None:
+        """Record settings of the session (model, mode, ...), merged into what is stored."""
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT settings FROM sessions WHERE id = ?", (self.session_id,)
+            ).fetchone()
+            merged = {**json.loads(row[0] or "{}"), **changes}
+            conn.execute(
+                "UPDATE sessions SET settings = ? WHERE id = ?",
+                (json.dumps(merged), self.session_id),
+            )
+            if isinstance(changes.get("model"), str):
+                conn.execute(
+                    "UPDATE sessions SET model = ? WHERE id = ?", (changes["model"], self.session_id)
+                )

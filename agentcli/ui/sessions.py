@@ -1,0 +1,230 @@
+"""Sessions for people: `agentcli sessions list|show|export`, `agentcli undo`, and opening the
+journal of a new or resumed session for `run` and the REPL (`/sessions`, `/resume`, `/undo`).
+
+Resuming runs crash recovery first (`agentcli.recovery`) and tells the user what it found. Nothing
+here imports the model SDK: these commands must start fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from agentcli.errors import UsageError
+from agentcli.events import EventSink, Notice
+from agentcli.ids import new_id
+from agentcli.messages import Message
+from agentcli.store import queries
+from agentcli.store.db import connect
+from agentcli.store.sqlite import SqliteJournal
+
+SHORT_TEXT = 300
+
+
+@dataclass(kw_only=True)
+class OpenedSession:
+    """A session ready for the next task: its journal and its (recovered) history."""
+
+    journal: SqliteJournal
+    messages: list[Message] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        return self.journal.session_id
+
+
+def find_resumed(
+    resume: str | None, continue_: bool, workspace: Path | None
+) -> queries.SessionRow | None:
+    """The session `--resume ID` / `--continue` names (None for a new session)."""
+    if resume is not None and continue_:
+        raise UsageError("--resume and --continue cannot be used together")
+    if resume is None and not continue_:
+        return None
+    conn = connect()
+    if resume is not None:
+        return _session_or_fail(conn, resume)
+    where = (workspace or Path.cwd()).resolve()
+    found = queries.list_sessions(conn, str(where), limit=1)
+    if not found:
+        raise UsageError(f"no session to continue in {where}", hint="agentcli sessions list --all")
+    return found[0]
+
+
+def open_session(
+    resumed: queries.SessionRow | None,
+    *,
+    workspace: Path,
+    model: str,
+    settings: dict[str, Any] | None = None,
+    events: EventSink | None = None,
+) -> OpenedSession:
+    """Create a new session, or reopen `resumed` and recover it before anything else."""
+    from agentcli.checkpoints import Checkpointer
+
+    conn = connect()
+    if resumed is None:
+        journal = SqliteJournal.create(
+            new_id(), workspace=workspace, model=model, settings=settings, conn=conn
+        )
+        opened = OpenedSession(journal=journal)
+    else:
+        from agentcli.recovery import RecoveryError, recover
+
+        journal = SqliteJournal.open(resumed.id, conn=conn)
+        try:
+            report = recover(journal)
+        except RecoveryError as exc:
+            raise UsageError(str(exc), hint=f"agentcli sessions export {resumed.id}") from exc
+        opened = OpenedSession(journal=journal, messages=report.messages, notices=report.notices())
+        journal.settings(model=model, **(settings or {}))
+    journal.checkpoints = Checkpointer(conn, workspace)
+    for line in opened.notices:
+        if events is not None:
+            events(Notice(level="warning", message=line))
+    return opened
+
+
+def _session_or_fail(conn: Any, session_id: str) -> queries.SessionRow:
+    try:
+        row = queries.find_session(conn, session_id)
+    except queries.AmbiguousIdError as exc:
+        raise UsageError(str(exc), hint="give more characters of the id") from exc
+    if row is None:
+        raise UsageError(f"no session {session_id!r}", hint="agentcli sessions list --all")
+    return row
+
+
+def _when(stamp: float | None) -> str:
+    return "-" if stamp is None else time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+
+
+def _short(text: str, limit: int = SHORT_TEXT) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def sessions_list(workspace: Path | None, all_: bool, out: TextIO = sys.stdout) -> int:
+    """`agentcli sessions list`: this workspace's sessions (all with `all_`), newest first."""
+    where = None if all_ else str((workspace or Path.cwd()).resolve())
+    rows = queries.list_sessions(connect(), where)
+    if not rows:
+        scope = "" if all_ else f" in {where} (--all lists every workspace)"
+        out.write(f"no sessions{scope}\n")
+        return 0
+    for row in rows:
+        prompt = _short(row.last_prompt or "", 60)
+        place = f"  {row.workspace}" if all_ else ""
+        out.write(
+            f"{row.id}  {_when(row.updated_at)}  {row.model}  {row.tasks} tasks  "
+            f"{row.messages} messages{place}  {prompt}\n"
+        )
+    return 0
+
+
+def sessions_show(session_id: str, out: TextIO = sys.stdout) -> int:
+    """`agentcli sessions show ID`: the conversation, readable, with every call's status."""
+    conn = connect()
+    row = _session_or_fail(conn, session_id)
+    calls = {c.call_id: c for c in queries.load_calls(conn, row.id)}
+    tasks = {t.id: t for t in queries.load_tasks(conn, row.id)}
+    out.write(
+        f"session {row.id}\n  workspace {row.workspace}\n  model {row.model}\n"
+        f"  created {_when(row.created_at)}, updated {_when(row.updated_at)}\n"
+    )
+    current_task = None
+    for message in queries.message_rows(conn, row.id):
+        task = tasks.get(message["task_id"] or "")
+        if task is not None and task.id != current_task:
+            current_task = task.id
+            verdict = f"{task.state}" + (f" ({task.reason})" if task.reason else "")
+            out.write(f"\n== task {task.id} [{verdict}]\n")
+        for line in _message_lines(message["role"], message["content"], calls):
+            out.write(line + "\n")
+    return 0
+
+
+def _message_lines(role: str, blocks: Sequence[Any], calls: dict[str, Any]) -> list[str]:
+    lines = []
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "text" and block.get("text", "").strip():
+            lines.append(f"{role}: {_short(block['text'])}")
+        elif kind == "tool_use":
+            call = calls.get(block.get("id"))
+            status = call.status.value if call is not None else "no record"
+            if call is not None and call.replayed:
+                status += ", replayed"
+            arguments = _short(json.dumps(block.get("input", {}), ensure_ascii=False), 160)
+            lines.append(f"  -> {block.get('name')} {arguments} [{status}]")
+        elif kind == "tool_result":
+            content = block.get("content")
+            text = content if isinstance(content, str) else json.dumps(content)
+            mark = "error" if block.get("is_error") else "ok"
+            lines.append(f"  <- {mark}: {_short(text, 160)}")
+        elif kind in ("thinking", "redacted_thinking"):
+            lines.append(f"{role}: ({kind})")
+        elif kind not in ("text",):
+            lines.append(f"{role}: ({kind} block)")
+    return lines
+
+
+def sessions_export(session_id: str, out: TextIO = sys.stdout) -> int:
+    """`agentcli sessions export ID`: the whole session as one JSON object."""
+    conn = connect()
+    row = _session_or_fail(conn, session_id)
+    data = {
+        "session": {
+            "id": row.id,
+            "workspace": row.workspace,
+            "model": row.model,
+            "settings": row.settings,
+            "created_at": row.created_at,
+            "updated_at": row.updated_at,
+        },
+        "messages": queries.message_rows(conn, row.id),
+        "tasks": [vars_of(t) for t in queries.load_tasks(conn, row.id)],
+        "tool_calls": [
+            {**vars_of(c), "status": c.status.value} for c in queries.load_calls(conn, row.id)
+        ],
+    }
+    out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return 0
+
+
+def vars_of(row: Any) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in row.__slots__}
+
+
+def undo_command(
+    workspace: Path | None,
+    task_id: str | None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+) -> int:
+    """`agentcli undo [--task ID]`: 0 when restored, 1 when refused (with the reason)."""
+    from agentcli.checkpoints import UndoError, undo
+
+    where = (workspace or Path.cwd()).resolve()
+    try:
+        result = undo(connect(), where, task_id)
+    except UndoError as exc:
+        err.write(f"agentcli: undo: {exc.message}\n")
+        for name in exc.files:
+            err.write(f"  {name}\n")
+        return 1
+    if not result.restored and not result.removed:
+        out.write(f"task {result.task_id} left no file changes; nothing to undo\n")
+        return 0
+    out.write(f"undid task {result.task_id}:\n")
+    for name in result.restored:
+        out.write(f"  restored {name}\n")
+    for name in result.removed:
+        out.write(f"  removed {name}\n")
+    return 0
