@@ -126,6 +126,58 @@ def run(
     raise typer.Exit(code)
 
 
+sessions_app = typer.Typer(
+    help="List, show and export recorded sessions.", no_args_is_help=True, add_completion=False
+)
+app.add_typer(sessions_app, name="sessions")
+
+_CwdOption = Annotated[
+    Path | None, typer.Option("-C", "--cwd", help="Workspace directory (default: current).")
+]
+
+
+@sessions_app.command("list")
+def sessions_list(
+    cwd: _CwdOption = None,
+    all_: Annotated[bool, typer.Option("--all", help="Sessions of every workspace.")] = False,
+) -> None:
+    """List this workspace's sessions, newest first."""
+    from agentcli.ui import sessions
+
+    raise typer.Exit(sessions.sessions_list(cwd, all_))
+
+
+@sessions_app.command("show")
+def sessions_show(
+    session_id: Annotated[str, typer.Argument(help="Session id (or prefix).")],
+) -> None:
+    """Show a session's conversation and each tool call's status."""
+    from agentcli.ui import sessions
+
+    raise typer.Exit(sessions.sessions_show(session_id))
+
+
+@sessions_app.command("export")
+def sessions_export(
+    session_id: Annotated[str, typer.Argument(help="Session id (or prefix).")],
+) -> None:
+    """Print a session as JSON: messages, tasks and tool calls."""
+    from agentcli.ui import sessions
+
+    raise typer.Exit(sessions.sessions_export(session_id))
+
+
+@app.command()
+def undo(
+    task: Annotated[str | None, typer.Option("--task", help="Task id (default: the last).")] = None,
+    cwd: _CwdOption = None,
+) -> None:
+    """Revert the file changes of the last (or given) task."""
+    from agentcli.ui import sessions
+
+    raise typer.Exit(sessions.undo_command(cwd, task))
+
+
 def run_app(args: list[str]) -> int:
     """Run the CLI; UsageError becomes a one-line message and exit code 2."""
     try:
