@@ -7,11 +7,20 @@ user request it creates a task, runs a QueryLoop over the history, and turns the
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcli.acceptance import (
+    AcceptanceReport,
+    AcceptanceSettings,
+    failure_feedback,
+    run_acceptance,
+)
+from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
+from agentcli.errors import TerminalReason
 from agentcli.events import EventSink, TaskStarted
 from agentcli.ids import new_id
 from agentcli.loop import LoopOutcome, LoopSettings, QueryLoop, TurnObserver
@@ -19,6 +28,7 @@ from agentcli.messages import Message
 from agentcli.model import ModelClient
 from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.permissions import PermissionPolicy, Prompter
+from agentcli.snapshots import changed_files, take_snapshot
 from agentcli.store import Journal
 from agentcli.tasks import TaskResult, task_state_for
 from agentcli.tools.base import Tool, ToolContext
@@ -39,6 +49,8 @@ class ConversationManager:
     budget: Budget = field(default_factory=Budget)
     loop_settings: LoopSettings = field(default_factory=LoopSettings)
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
+    acceptance: AcceptanceSettings = field(default_factory=AcceptanceSettings)
+    convergence: ConvergenceSettings = field(default_factory=ConvergenceSettings)
     session_id: str = field(default_factory=new_id)
     messages: list[Message] = field(default_factory=list)
 
@@ -67,36 +79,93 @@ class ConversationManager:
         return loop
 
     async def run_task(self, prompt: str) -> TaskResult:
-        """Run one user request to a terminal state. Never raises for task-ending conditions."""
+        """Run one user request to a terminal state. Never raises for task-ending conditions.
+
+        The model works until it ends its turn; then agentcli runs the acceptance checks on the
+        artifact version at that moment. A failed check goes back to the model as evidence for
+        another round, until the checks pass or the repair rounds run out.
+        """
         task_id = new_id()
         started = time.monotonic()
+        workspace = self.tool_context.workspace
         self.events(
             TaskStarted(
                 session_id=self.session_id, task_id=task_id, prompt=prompt, model=self.model.model
             )
         )
-        loop = self.new_loop()
+        start_snapshot = await asyncio.to_thread(take_snapshot, workspace)
+        guard = ConvergenceGuard(
+            artifact_version=lambda: take_snapshot(workspace).version, settings=self.convergence
+        )
+        loop = self.new_loop(observers=[guard])
         request = Message.user(prompt)
         self.journal.message_appended(request)
         outcome = await loop.run([*self.messages, request])
+        report: AcceptanceReport | None = None
+        rounds = 0
+        while outcome.reason is TerminalReason.COMPLETED and self.acceptance.commands:
+            report = await self._check(loop)
+            if report is None or report.passed or rounds >= self.acceptance.retries:
+                break
+            rounds += 1
+            feedback = Message.user(failure_feedback(report, rounds, self.acceptance.retries))
+            self.journal.message_appended(feedback)
+            outcome = await loop.run([*outcome.messages, feedback])
         self.messages = outcome.messages
-        return self._result(task_id, loop, outcome, time.monotonic() - started)
+        end_snapshot = await asyncio.to_thread(take_snapshot, workspace)
+        result = self._result(task_id, loop, outcome, time.monotonic() - started, report)
+        result.artifact_version = end_snapshot.version
+        result.changed_files = changed_files(start_snapshot, end_snapshot, workspace)
+        return result
+
+    async def _check(self, loop: QueryLoop) -> AcceptanceReport | None:
+        """Run the checks; None if the task was cancelled while they ran."""
+        try:
+            return await run_acceptance(
+                self.acceptance,
+                self.tool_context.workspace,
+                self.events,
+                sandbox=self.tool_context.sandbox,
+            )
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            loop.aborted = True
+            return None
 
     def _result(
-        self, task_id: str, loop: QueryLoop, outcome: LoopOutcome, duration_s: float
+        self,
+        task_id: str,
+        loop: QueryLoop,
+        outcome: LoopOutcome,
+        duration_s: float,
+        report: AcceptanceReport | None,
     ) -> TaskResult:
         runtime = loop.runtime
+        reason, error = outcome.reason, outcome.error
+        if loop.aborted:
+            reason, error = TerminalReason.ABORTED, "cancelled while the acceptance checks ran"
+        passed: bool | None = None
+        if self.acceptance.commands and reason is TerminalReason.COMPLETED:
+            passed = report is not None and report.passed
+            if report is not None and not report.passed:
+                error = (
+                    f"acceptance failed after {self.acceptance.retries} repair rounds: "
+                    f"{report.summary()}"
+                )
         return TaskResult(
             session_id=self.session_id,
             task_id=task_id,
-            state=task_state_for(outcome.reason, None),
-            reason=outcome.reason,
+            state=task_state_for(reason, passed),
+            reason=reason,
             final_text=outcome.final_text,
             turns=loop.turns,
             duration_s=duration_s,
             usage=loop.usage,
             cost_usd=loop.cost_usd,
+            acceptance=list(report.evidence) if report is not None else [],
             tool_calls=[record.summary() for record in runtime.records],
             permission_denials=list(runtime.denials),
-            error=outcome.error,
+            error=error,
         )

@@ -92,6 +92,9 @@ class QueryLoop:
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
     started_at: float = 0.0
+    aborted: bool = False
+    """Set when the task was cancelled outside `run()` (e.g. during acceptance checks)."""
+    _round_start_turn: int = 0
     _cut_streak: int = 0
 
     def __post_init__(self) -> None:
@@ -110,6 +113,8 @@ class QueryLoop:
     async def run(self, messages: Sequence[Message]) -> LoopOutcome:
         """Run until a terminal reason. Never raises for cancel, deadline or task-ending errors."""
         history = list(messages)
+        # --max-turns applies to each round; acceptance repair rounds have their own budget.
+        self._round_start_turn = self.turns
         deadline = self.deadline
         loop_deadline = (
             None
@@ -152,7 +157,7 @@ class QueryLoop:
 
     def _budget_stop(self) -> Finished | None:
         budget = self.budget
-        if budget.max_turns is not None and self.turns >= budget.max_turns:
+        if budget.max_turns is not None and self.turns - self._round_start_turn >= budget.max_turns:
             return Finished(TerminalReason.MAX_TURNS, f"reached --max-turns {budget.max_turns}")
         if budget.max_tokens is not None and self.usage.total_tokens >= budget.max_tokens:
             return Finished(

@@ -62,8 +62,9 @@ def write_worktree_tree(repo: git.Repo) -> str:
         index = Path(tmp) / "index"
         real_index = Path(repo.git_dir) / "index"
         if real_index.is_file():
-            # Starting from a copy keeps git's stat cache, so unchanged files are not re-hashed.
-            shutil.copyfile(real_index, index)
+            # A copy keeps git's stat cache (unchanged files are not re-hashed); copy2 keeps the
+            # index mtime too, which git needs to detect "racily clean" entries.
+            shutil.copy2(real_index, index)
         env = {"GIT_INDEX_FILE": str(index)}
         repo.git.add("--all", "--", ":/", env=env)
         return str(repo.git.write_tree(env=env)).strip()

@@ -73,6 +73,8 @@ class CheckEvidence:
     artifact_version: str | None
     output_tail: str
     duration_s: float
+    full_output: str = field(default="", repr=False)
+    """The whole captured output (for the model's repair round; not in the JSON result)."""
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import Counter
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -105,15 +106,28 @@ def print_result(result: TaskResult, output_format: str, *, quiet: bool = False)
 
 
 def _print_verdict(result: TaskResult) -> None:
+    """Three separate things: what was proposed, what was executed, what was verified."""
     console = Console(file=sys.stderr, highlight=False, soft_wrap=True)
     cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
+    statuses = Counter(call["status"] for call in result.tool_calls)
+    executed = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items())) or "none"
+    console.print(
+        f"[dim]proposed: {len(result.tool_calls)} tool calls · executed: {executed}[/dim]"
+    )
+    if result.acceptance:
+        for check in result.acceptance:
+            mark = "[green]passed[/green]" if check.passed else "[red]failed[/red]"
+            code = "timeout" if check.exit_code is None else f"exit {check.exit_code}"
+            console.print(
+                f"verified: {mark} {escape(check.command)} ({code}) on "
+                f"{(check.artifact_version or '?')[:16]}"
+            )
+    elif result.state.value == "unverified":
+        console.print("verified: nothing — no acceptance checks were set (--accept)")
     color = {"succeeded": "green", "unverified": "yellow"}.get(result.state.value, "red")
-    line = (
+    console.print(
         f"[{color}]task {result.state.value}[/{color}] ({result.reason.value}) · "
         f"{result.turns} turns · {result.usage.total_tokens} tokens · cost {cost}"
     )
-    if result.state.value == "unverified":
-        line += " · no acceptance checks were set (--accept)"
-    console.print(line)
     if result.error:
         console.print(f"[red]{escape(result.error)}[/red]")

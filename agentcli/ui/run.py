@@ -14,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.config import DEFAULT_MODEL, data_home, load_file_config
+from agentcli.acceptance import AcceptanceSettings, resolve_commands
+from agentcli.config import DEFAULT_MODEL, FileConfig, data_home, load_file_config
+from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import TerminalReason, UsageError
 from agentcli.events import EventSink
@@ -45,7 +47,7 @@ class RunOptions:
     max_tokens: int | None = None
     timeout: float | None = None
     accept: list[str] = field(default_factory=list)
-    accept_retries: int = 3
+    accept_retries: int | None = None
     resume: str | None = None
     continue_: bool = False
     output_format: str = "text"
@@ -158,6 +160,29 @@ def build_manager(
         events=events,
         budget=budget,
         loop_settings=LoopSettings(),
+        acceptance=build_acceptance(options, files, workspace, events),
+        convergence=ConvergenceSettings(
+            repeat_limit=int(files.get("convergence.repeat_limit", 3)),
+            failure_limit=int(files.get("convergence.failure_limit", 3)),
+        ),
+    )
+
+
+def build_acceptance(
+    options: RunOptions, files: FileConfig, workspace: Path, events: EventSink
+) -> AcceptanceSettings:
+    """Criteria are set before the work: flags, else `[acceptance] commands` in config."""
+    requested = options.accept or list(files.get("acceptance.commands", []))
+    retries = options.accept_retries
+    if retries is None:
+        retries = int(files.get("acceptance.retries", 3))
+    if retries < 0:
+        raise UsageError(f"--accept-retries must be 0 or more (got {retries})")
+    timeout_s = float(files.get("acceptance.timeout_s", 600))
+    return AcceptanceSettings(
+        commands=resolve_commands(requested, workspace, events),
+        retries=retries,
+        timeout_s=timeout_s,
     )
 
 

@@ -1,0 +1,248 @@
+"""Acceptance checks: commands agentcli runs itself, on a known artifact version, to decide
+whether a task succeeded. The model's claim that it is done is never evidence.
+
+Each check is bound to the artifact version (`snapshots.take_snapshot`) it ran on. If the checks
+themselves change the workspace, they are run once more on the new version; if they change it
+again, no stable version was verified and the task cannot succeed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentcli.errors import UsageError
+from agentcli.events import AcceptanceFinished, AcceptanceStarted, EventSink, Notice
+from agentcli.process import run_bash
+from agentcli.snapshots import Snapshot, take_snapshot
+from agentcli.tasks import CheckEvidence
+from agentcli.tools.base import CommandSandbox
+
+DETECT_KEYWORD = "tests"
+OUTPUT_TAIL_CHARS = 4000
+FEEDBACK_HEAD_LINES = 30
+FEEDBACK_TAIL_LINES = 80
+FEEDBACK_MAX_CHARS = 12_000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcceptanceSettings:
+    commands: tuple[str, ...] = ()
+    retries: int = 3
+    """Repair rounds after a failed check (separate from --max-turns)."""
+    timeout_s: float = 600.0
+    """Per check; a check that runs longer is killed (with its process group) and fails."""
+
+
+def _pyproject_has_pytest(workspace: Path) -> bool:
+    path = workspace / "pyproject.toml"
+    if not path.is_file():
+        return False
+    try:
+        return "pytest" in tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {})
+    except tomllib.TOMLDecodeError:
+        return False
+
+
+def _npm_test_script(workspace: Path) -> bool:
+    path = workspace / "package.json"
+    if not path.is_file():
+        return False
+    try:
+        scripts = json.loads(path.read_text(encoding="utf-8")).get("scripts", {})
+    except (json.JSONDecodeError, AttributeError):
+        return False
+    test = scripts.get("test") if isinstance(scripts, dict) else None
+    return isinstance(test, str) and "no test specified" not in test
+
+
+def _make_test_target(workspace: Path) -> bool:
+    path = workspace / "Makefile"
+    return path.is_file() and bool(re.search(r"^test\s*:", path.read_text(errors="replace"), re.M))
+
+
+def detect_test_command(workspace: Path) -> tuple[str, str] | None:
+    """The project's test command and why it was chosen, or None. First match wins."""
+    pytest = "python -m pytest -q"
+    probes: list[tuple[Callable[[], bool], str, str]] = [
+        (lambda: _pyproject_has_pytest(workspace), pytest, "pyproject.toml has [tool.pytest]"),
+        *(
+            (lambda n=name: (workspace / n).is_file(), pytest, f"found {name}")
+            for name in ("pytest.ini", "conftest.py", "tox.ini")
+        ),
+        (lambda: _npm_test_script(workspace), "npm test", "package.json has a test script"),
+        (lambda: (workspace / "Cargo.toml").is_file(), "cargo test", "found Cargo.toml"),
+        (lambda: (workspace / "go.mod").is_file(), "go test ./...", "found go.mod"),
+        (lambda: _make_test_target(workspace), "make test", "Makefile has a test target"),
+        (lambda: any((workspace / "tests").glob("test_*.py")), pytest, "found tests/test_*.py"),
+    ]
+    for probe, command, why in probes:
+        if probe():
+            return command, why
+    return None
+
+
+def resolve_commands(
+    requested: Sequence[str], workspace: Path, events: EventSink
+) -> tuple[str, ...]:
+    """Expand `tests` into the detected test command; refuse empty commands."""
+    commands: list[str] = []
+    for command in requested:
+        if not command.strip():
+            raise UsageError("an acceptance command is empty")
+        if command.strip() != DETECT_KEYWORD:
+            commands.append(command)
+            continue
+        detected = detect_test_command(workspace)
+        if detected is None:
+            raise UsageError(
+                "--accept tests: could not detect this project's test command",
+                hint='name it instead, e.g. --accept "pytest -q"',
+            )
+        events(Notice(level="info", message=f"acceptance: using `{detected[0]}` ({detected[1]})"))
+        commands.append(detected[0])
+    return tuple(dict.fromkeys(commands))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcceptanceReport:
+    evidence: tuple[CheckEvidence, ...]
+    final_version: str
+    stable: bool
+    """False when the checks kept changing the workspace: no version was verified."""
+
+    @property
+    def passed(self) -> bool:
+        return self.stable and all(
+            e.passed and e.artifact_version == self.final_version for e in self.evidence
+        )
+
+    @property
+    def failed(self) -> list[CheckEvidence]:
+        return [e for e in self.evidence if not e.passed]
+
+    def summary(self) -> str:
+        if not self.stable:
+            return "the acceptance checks change the workspace each time they run"
+        return "; ".join(
+            f"`{e.command}` " + ("timed out" if e.exit_code is None else f"exited {e.exit_code}")
+            for e in self.failed
+        )
+
+
+Snapshotter = Callable[[Path], Snapshot]
+
+
+async def run_acceptance(
+    settings: AcceptanceSettings,
+    workspace: Path,
+    events: EventSink,
+    *,
+    sandbox: CommandSandbox | None = None,
+    snapshot: Snapshotter = take_snapshot,
+) -> AcceptanceReport:
+    """Run every check on the current artifact version."""
+    before = await asyncio.to_thread(snapshot, workspace)
+    evidence = await _run_all(settings, workspace, before.version, events, sandbox)
+    after = await asyncio.to_thread(snapshot, workspace)
+    if after.version == before.version:
+        return AcceptanceReport(evidence=evidence, final_version=after.version, stable=True)
+    events(
+        Notice(
+            level="warning",
+            message="the acceptance checks changed the workspace; "
+            "running them again on the new version",
+        )
+    )
+    evidence = await _run_all(settings, workspace, after.version, events, sandbox)
+    final = await asyncio.to_thread(snapshot, workspace)
+    return AcceptanceReport(
+        evidence=evidence, final_version=final.version, stable=final.version == after.version
+    )
+
+
+async def _run_all(
+    settings: AcceptanceSettings,
+    workspace: Path,
+    version: str,
+    events: EventSink,
+    sandbox: CommandSandbox | None,
+) -> tuple[CheckEvidence, ...]:
+    results = []
+    for command in settings.commands:
+        events(AcceptanceStarted(command=command, artifact_version=version))
+        outcome = await run_bash(
+            command, cwd=workspace, timeout_s=settings.timeout_s, sandbox=sandbox
+        )
+        output = outcome.output
+        if outcome.timed_out:
+            output += f"\n[killed: the check ran longer than its timeout of {settings.timeout_s}s]"
+        evidence = CheckEvidence(
+            command=command,
+            exit_code=outcome.exit_code,
+            passed=outcome.exit_code == 0,
+            artifact_version=version,
+            output_tail=output[-OUTPUT_TAIL_CHARS:],
+            duration_s=outcome.duration_s,
+            full_output=output,
+        )
+        events(
+            AcceptanceFinished(
+                command=command,
+                passed=evidence.passed,
+                exit_code=outcome.exit_code,
+                duration_s=outcome.duration_s,
+                artifact_version=version,
+            )
+        )
+        results.append(evidence)
+    return tuple(results)
+
+
+def failure_feedback(report: AcceptanceReport, round_number: int, rounds: int) -> str:
+    """The user turn that shows the model why the task is not done yet."""
+    parts = [
+        f"agentcli ran the acceptance checks on the current state of the workspace and they "
+        f"did not pass (repair round {round_number} of {rounds}). The task is not done until "
+        "they pass. Fix the cause; do not change the checks themselves."
+    ]
+    if not report.stable:
+        parts.append(
+            "The checks modified tracked or untracked files each time they ran, so "
+            "no stable version could be verified."
+        )
+    for check in report.failed:
+        status = (
+            "was killed after its timeout"
+            if check.exit_code is None
+            else f"exited with code {check.exit_code}"
+        )
+        parts.append(
+            f"$ {check.command}\n({status}, {check.duration_s:.1f}s)\n"
+            f"{head_and_tail(check.full_output)}"
+        )
+    return "\n\n".join(parts)
+
+
+def head_and_tail(output: str) -> str:
+    lines = output.splitlines()
+    if len(lines) <= FEEDBACK_HEAD_LINES + FEEDBACK_TAIL_LINES:
+        text = output
+    else:
+        omitted = len(lines) - FEEDBACK_HEAD_LINES - FEEDBACK_TAIL_LINES
+        text = "\n".join(
+            [
+                *lines[:FEEDBACK_HEAD_LINES],
+                f"[... {omitted} lines omitted ...]",
+                *lines[-FEEDBACK_TAIL_LINES:],
+            ]
+        )
+    if len(text) > FEEDBACK_MAX_CHARS:
+        half = FEEDBACK_MAX_CHARS // 2
+        text = text[:half] + "\n[... output shortened ...]\n" + text[-half:]
+    return text
