@@ -93,6 +93,7 @@ class ConversationManager:
                 session_id=self.session_id, task_id=task_id, prompt=prompt, model=self.model.model
             )
         )
+        self.journal.task_started(task_id, prompt, self.acceptance.commands)
         start_snapshot = await asyncio.to_thread(take_snapshot, workspace)
         guard = ConvergenceGuard(
             artifact_version=lambda: take_snapshot(workspace).version, settings=self.convergence
@@ -116,6 +117,7 @@ class ConversationManager:
         result = self._result(task_id, loop, outcome, time.monotonic() - started, report)
         result.artifact_version = end_snapshot.version
         result.changed_files = changed_files(start_snapshot, end_snapshot, workspace)
+        self.journal.task_finished(result)
         return result
 
     async def _check(self, loop: QueryLoop) -> AcceptanceReport | None:
