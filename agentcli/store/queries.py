@@ -95,8 +95,13 @@ _SESSION_SELECT = """
 def list_sessions(
     conn: sqlite3.Connection, workspace: str | None = None, limit: int | None = None
 ) -> list[SessionRow]:
-    """Sessions, most recently updated first; only `workspace`'s when given."""
-    where, params = ("WHERE s.workspace = ?", [workspace]) if workspace else ("", [])
+    """Sessions with at least one message, most recently updated first; only `workspace`'s
+    when given. (A REPL opened and closed without a request leaves an empty session.)"""
+    where = "WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"
+    params = []
+    if workspace:
+        where += " AND s.workspace = ?"
+        params.append(workspace)
     tail = " LIMIT ?" if limit is not None else ""
     if limit is not None:
         params.append(str(limit))

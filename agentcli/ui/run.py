@@ -20,17 +20,16 @@ from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import TerminalReason, UsageError
 from agentcli.events import EventSink
-from agentcli.ids import new_id
 from agentcli.instructions import system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
 from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
 from agentcli.permissions.basic import ModePolicy
-from agentcli.store import MemoryJournal
 from agentcli.tasks import ExitCode, TaskResult, TaskState
 from agentcli.tools.base import ToolContext
 from agentcli.tools.read_file import ReadFile
 from agentcli.ui.render import StreamJson, TextProgress, print_result
+from agentcli.ui.sessions import find_resumed, open_session
 from agentcli.usage import Budget, Usage, price_for
 
 
@@ -131,10 +130,15 @@ def build_manager(
     prompter: Prompter | None = None,
 ) -> ConversationManager:
     """The session for `run` (and, with a deferred model and a terminal prompter, the REPL)."""
-    workspace = resolve_workspace(options.cwd)
+    resumed = find_resumed(options.resume, options.continue_, resolve_workspace(options.cwd))
+    workspace = resolve_workspace(options.cwd or (Path(resumed.workspace) if resumed else None))
     files = load_file_config(workspace)
     model_name = (
-        options.model or os.environ.get("AGENTCLI_MODEL") or files.get("model") or DEFAULT_MODEL
+        options.model
+        or os.environ.get("AGENTCLI_MODEL")
+        or (resumed.model if resumed else None)
+        or files.get("model")
+        or DEFAULT_MODEL
     )
     try:
         mode = PermissionMode(options.permission_mode or files.get("permission_mode", "default"))
@@ -145,9 +149,17 @@ def build_manager(
         ) from exc
     budget = build_budget(options, model_name)
     model = model_factory(model_name)
-    session_id = new_id()
+    session = open_session(
+        resumed,
+        workspace=workspace,
+        model=model_name,
+        settings={"permission_mode": mode.value, "allow": options.allow, "deny": options.deny},
+        events=events,
+    )
+    session_id = session.session_id
     return ConversationManager(
         session_id=session_id,
+        messages=session.messages,
         model=model,
         tools=[ReadFile()],
         tool_context=ToolContext(
@@ -155,7 +167,7 @@ def build_manager(
         ),
         policy=ModePolicy(mode=mode, allowed=set(options.allow)),
         prompter=prompter or NonInteractivePrompter(),
-        journal=MemoryJournal(),
+        journal=session.journal,
         system=system_prompt(workspace),
         events=events,
         budget=budget,
