@@ -45,6 +45,8 @@ class PermissionRequest:
     suggested_rule: str | None
     preview: str = ""
     """What will happen: a diff for an edit, the command and cwd for shell."""
+    reason: str = ""
+    """Why the policy asks (e.g. "forced rm: destructive commands always ask")."""
 
 
 class Answer(enum.StrEnum):
@@ -71,18 +73,19 @@ class Prompter(Protocol):
 
 
 class NonInteractivePrompter:
-    """No one can answer: every `ask` is a denial."""
+    """No one can answer: every `ask` is a denial, at once (the rule hint that goes with it is
+    added by the tool runtime from `suggested_rule`)."""
 
     async def ask(self, request: PermissionRequest) -> PromptAnswer:
-        hint = (
-            f" (allow it with --allow '{request.suggested_rule}')" if request.suggested_rule else ""
-        )
+        why = f" ({request.reason})" if request.reason else ""
         return PromptAnswer(
-            Answer.NO, f"no terminal to ask for permission to {request.target.summary}{hint}"
+            Answer.NO, f"no terminal to ask for permission to {request.target.summary}{why}"
         )
 
 
 def suggested_rule(target: PermissionTarget) -> str:
+    """A rough rule for `target` (the mode-only policy's hint; `RulePolicy` suggests the
+    narrowest rule from the parsed command, see `agentcli.permissions.suggest`)."""
     if target.rule_class == "shell":
         first = target.subject.split()[0] if target.subject.split() else "*"
         return f"shell({first} *)"

@@ -201,6 +201,7 @@ class ToolRuntime:
                     target=target,
                     suggested_rule=verdict.suggested_rule,
                     preview=preview,
+                    reason=verdict.reason,
                 )
             )
             if answer.answer is Answer.ALWAYS and verdict.suggested_rule:
