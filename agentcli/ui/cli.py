@@ -37,10 +37,9 @@ def root(
 ) -> None:
     """Start the interactive REPL when no command is given."""
     if ctx.invoked_subcommand is None:
-        raise UsageError(
-            "the interactive REPL is not available in this version yet",
-            hint='use agentcli run "your task"',
-        )
+        from agentcli.ui.repl import main as repl_main
+
+        raise typer.Exit(repl_main())
 
 
 @app.command()

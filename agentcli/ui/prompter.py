@@ -1,0 +1,161 @@
+"""TerminalPrompter: asks the user, in the terminal, whether a tool call may run.
+
+It shows the tool, its risk and what will happen (the request's preview — a diff for an edit,
+the command and cwd for shell — or else the target's summary) and takes one key: `y` yes once,
+`a` always (saved as the suggested rule), `n` no, then an optional reason that goes to the
+model. Requests are asked strictly one at a time. Keys typed before the question appeared are
+discarded so that type-ahead can never answer a permission prompt. Ctrl-C cancels the task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import Layout, Window
+from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.output import Output
+from prompt_toolkit.shortcuts import PromptSession
+from rich.console import Console
+from rich.text import Text
+
+from agentcli.permissions import Answer, PermissionRequest, PromptAnswer
+from agentcli.ui.repl.calls import diff_text
+
+MAX_PREVIEW_LINES = 60
+CANCEL = "cancel"
+
+
+def _no_suspend() -> AbstractContextManager[None]:
+    return contextlib.nullcontext()
+
+
+def _flush_typeahead() -> None:
+    try:
+        import termios
+
+        if sys.stdin.isatty():
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+    except (ImportError, OSError, ValueError):
+        pass
+
+
+def preview_text(request: PermissionRequest) -> Text:
+    """What will happen, as the user should read it before saying yes."""
+    body = request.preview.strip("\n") or request.target.summary
+    lines = body.splitlines()
+    if any(line.startswith(("@@", "+++", "---")) for line in lines[:5]):
+        return diff_text(lines, max_lines=MAX_PREVIEW_LINES)
+    text = Text()
+    for line in lines[:MAX_PREVIEW_LINES]:
+        text.append(f"    {line}\n")
+    if len(lines) > MAX_PREVIEW_LINES:
+        text.append(f"    … {len(lines) - MAX_PREVIEW_LINES} more lines\n", style="dim")
+    return text
+
+
+class TerminalPrompter:
+    """A `Prompter` for an interactive terminal."""
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        suspend: Callable[[], AbstractContextManager[None]] = _no_suspend,
+        previewed: set[str] | None = None,
+        input: Input | None = None,
+        output: Output | None = None,
+    ) -> None:
+        self.console = console
+        self.suspend = suspend
+        self.previewed = previewed if previewed is not None else set()
+        self._input = input
+        self._output = output
+        self._lock = asyncio.Lock()
+
+    async def ask(self, request: PermissionRequest) -> PromptAnswer:
+        async with self._lock:
+            with self.suspend():
+                self._show(request)
+                if self._input is None:
+                    _flush_typeahead()
+                choices = "yan" if request.suggested_rule else "yn"
+                key = await self._read_key(choices)
+                if key == CANCEL:
+                    self.console.print(Text("  cancelling the task…", style="yellow"))
+                    task = asyncio.current_task()
+                    if task is not None:
+                        task.cancel()
+                    await asyncio.sleep(0)  # raises CancelledError: the task unwinds from here
+                    raise asyncio.CancelledError
+                if key == "y":
+                    return PromptAnswer(Answer.YES)
+                if key == "a":
+                    return PromptAnswer(Answer.ALWAYS)
+                return PromptAnswer(Answer.NO, await self._read_reason())
+
+    def _show(self, request: PermissionRequest) -> None:
+        head = Text()
+        head.append("? ", style="bold yellow")
+        head.append(request.tool, style="bold")
+        head.append(f" wants to {request.target.summary}", style="")
+        head.append(f"  [{request.risk.value}]", style="magenta")
+        self.console.print(head, soft_wrap=False)
+        if request.preview.strip():
+            self.previewed.add(request.call_id)
+            self.console.print(preview_text(request), end="")
+        options = Text("  y", style="bold")
+        options.append(" yes, once")
+        if request.suggested_rule:
+            options.append(" · ")
+            options.append("a", style="bold")
+            options.append(f" always allow {request.suggested_rule}")
+        options.append(" · ")
+        options.append("n", style="bold")
+        options.append(" no · Ctrl-C cancels the task", style="")
+        self.console.print(options)
+
+    async def _read_key(self, choices: str) -> str:
+        answered: list[str] = []
+        bindings = KeyBindings()
+
+        def answer(value: str) -> Callable[[KeyPressEvent], None]:
+            def handler(event: KeyPressEvent) -> None:
+                answered.append(value)
+                event.app.exit(result=value)
+
+            return handler
+
+        for key in choices:
+            bindings.add(key)(answer(key))
+            bindings.add(key.upper())(answer(key))
+        bindings.add("escape", eager=True)(answer("n"))
+        bindings.add("c-c")(answer(CANCEL))
+        bindings.add("c-d")(answer(CANCEL))
+        bindings.add("<any>")(lambda event: None)
+        prompt = f"  allow? [{'/'.join(choices)}] "
+        control = FormattedTextControl(lambda: prompt + (answered[0] if answered else ""))
+        app: Application[str] = Application(
+            layout=Layout(Window(control, height=1, dont_extend_height=True)),
+            key_bindings=bindings,
+            full_screen=False,
+            input=self._input,
+            output=self._output,
+        )
+        return await app.run_async(handle_sigint=False)
+
+    async def _read_reason(self) -> str | None:
+        session: PromptSession[str] = PromptSession(input=self._input, output=self._output)
+        try:
+            reason = await session.prompt_async(
+                "  why not? (optional, told to the model; Enter to skip) ", handle_sigint=False
+            )
+        except (KeyboardInterrupt, EOFError):
+            return None
+        return reason.strip() or None

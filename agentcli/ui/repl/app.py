@@ -1,0 +1,343 @@
+"""The REPL: read a line, run it as a slash command or as a task, repeat.
+
+Start-up stays light so the prompt is ready at once: before the first prompt only
+prompt-toolkit, rich's console and the config are imported; the loop, the tools, rich markdown
+and the Anthropic SDK load in a background thread once the prompt is on screen.
+
+While a task runs, SIGINT (Ctrl-C) cancels that asyncio task — the model stream and running
+commands stop, the loop answers every open tool call, the history stays valid — and the REPL
+returns to the prompt. The terminal's echo is off meanwhile so stray keys do not garble the
+output; they are discarded when the task ends, so type-ahead can never send a message by
+accident.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
+from rich.console import Console
+from rich.text import Text
+
+from agentcli import __version__
+from agentcli.config import DEFAULT_MODEL, data_home, load_file_config
+from agentcli.errors import UsageError
+from agentcli.ui.repl import commands
+from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
+from agentcli.ui.repl.preload import Preloader
+from agentcli.ui.repl.status import Status
+
+if TYPE_CHECKING:
+    from agentcli.conversation import ConversationManager
+    from agentcli.events import EventSink
+    from agentcli.permissions import Prompter
+    from agentcli.tasks import TaskResult
+    from agentcli.ui.repl.stream import TaskView
+
+    SessionBuilder = Callable[["ReplSettings", EventSink, Prompter], ConversationManager]
+
+HISTORY_FILE = "repl_history"
+ERROR_LOG = "repl-errors.log"
+FORCE_QUIT_PRESSES = 3
+
+
+@dataclass(kw_only=True)
+class ReplSettings:
+    """What the REPL was started with; `/model` and `/mode` change it for later sessions."""
+
+    cwd: Path | None = None
+    model: str | None = None
+    permission_mode: str | None = None
+    allow: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+
+
+def has_api_key() -> bool:
+    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+class Repl:
+    def __init__(
+        self,
+        settings: ReplSettings,
+        *,
+        console: Console,
+        input: Input | None = None,
+        output: Output | None = None,
+        preloader: Preloader | None = None,
+        build: SessionBuilder | None = None,
+    ) -> None:
+        self.settings = settings
+        self._build = build
+        self.console = console
+        self.workspace = (settings.cwd or Path.cwd()).expanduser().resolve()
+        if not self.workspace.is_dir():
+            raise UsageError(f"{self.workspace} is not a directory")
+        files = load_file_config(self.workspace)
+        # Shown until the session exists; then the session's own settings are shown.
+        model = settings.model or os.environ.get("AGENTCLI_MODEL") or files.get("model")
+        mode = settings.permission_mode or files.get("permission_mode") or "default"
+        self.status = Status(model=str(model or DEFAULT_MODEL), mode=str(mode))
+        self.exiting = False
+        self.preloader = preloader or Preloader()
+        self._io: dict[str, Any] = {"input": input, "output": output}
+        self._manager: ConversationManager | None = None
+        self._view: TaskView | None = None
+        self._task: asyncio.Task[TaskResult] | None = None
+        self._sigints = 0
+        self.session = make_session(
+            history=open_history(data_home() / HISTORY_FILE),
+            completer=ReplCompleter(
+                {name: c.help for name, c in commands.COMMANDS.items()},
+                self.workspace,
+                commands.argument_choices,
+            ),
+            toolbar=self._toolbar,
+            depth=color_depth(console.color_system),
+            input=input,
+            output=output,
+        )
+        self.session.app.after_render += self._first_render
+
+    # -- small helpers the commands use ----------------------------------------------------
+    def say(self, message: str) -> None:
+        self.console.print(Text(f"  {message}", style="cyan"))
+
+    def error(self, message: str) -> None:
+        self.console.print(Text(f"  {message}", style="red"))
+
+    def new_session(self) -> None:
+        self._manager = None
+        self.status.reset_session()
+
+    def set_model(self, name: str) -> None:
+        self.settings.model = name
+        self.status.model = name
+        if self._manager is not None:
+            from agentcli.ui.repl.backend import DeferredModel
+
+            self._manager.model = DeferredModel(name)
+
+    def set_mode(self, mode: str) -> None:
+        self.settings.permission_mode = mode
+        self.status.mode = mode
+        if self._manager is not None:
+            from agentcli.ui.repl.backend import apply_mode
+
+            apply_mode(self._manager, mode)
+
+    async def manager_or_none(self) -> ConversationManager | None:
+        """The current session, built on first use; None (after saying why) if it cannot be."""
+        if self._manager is None:
+            try:
+                self._manager = await self._build_manager()
+            except UsageError as exc:
+                hint = f" ({exc.hint})" if exc.hint else ""
+                self.error(f"error: {exc.message}{hint}")
+                return None
+        return self._manager
+
+    async def _build_manager(self) -> ConversationManager:
+        backend = await self.preloader.load("agentcli.ui.repl.backend")
+        stream = await self.preloader.load("agentcli.ui.repl.stream")
+        prompter_module = await self.preloader.load("agentcli.ui.prompter")
+        view = stream.TaskView(self.console, self.status, self.workspace)
+        prompter = prompter_module.TerminalPrompter(
+            self.console, suspend=view.paused, previewed=view.previewed, **self._io
+        )
+        build = self._build or backend.build_repl_manager
+        manager = build(self.settings, view, prompter)
+        self._view = view
+        self.status.model = manager.model.model
+        self.status.mode = backend.mode_of(manager, self.status.mode)
+        return manager
+
+    # -- the loop --------------------------------------------------------------------------
+    def _first_render(self, _app: object) -> None:
+        self.session.app.after_render -= self._first_render
+        self.preloader.start()
+
+    def _toolbar(self) -> str:
+        columns = self.session.app.output.get_size().columns
+        return self.status.line(max(20, columns - 2))
+
+    def _welcome(self) -> None:
+        head = Text()
+        head.append(f"agentcli {__version__}", style="bold")
+        head.append(f" · {self.workspace}\n", style="dim")
+        head.append("Type a task. /help lists commands, Ctrl-D exits.", style="dim")
+        self.console.print(head)
+        if not has_api_key():
+            self.console.print(
+                Text(
+                    "ANTHROPIC_API_KEY is not set: slash commands work, but tasks need it.\n"
+                    "Set it (export ANTHROPIC_API_KEY=sk-ant-…) and start agentcli again.",
+                    style="yellow",
+                )
+            )
+
+    async def run(self) -> int:
+        """Run until /exit, Ctrl-D or SIGTERM. Returns the process exit code."""
+        self._welcome()
+        loop = asyncio.get_running_loop()
+        with (
+            _signal_handler(loop, signal.SIGINT, self._on_sigint),
+            _signal_handler(loop, signal.SIGTERM, self._on_sigterm),
+        ):
+            while not self.exiting:
+                line = await self._read_line()
+                if line is None:
+                    break
+                await self.handle(line)
+        return 0
+
+    async def _read_line(self) -> str | None:
+        try:
+            text = await self.session.prompt_async(handle_sigint=False)
+        except KeyboardInterrupt:
+            self.console.print(Text("  (to exit, press Ctrl-D or type /exit)", style="dim"))
+            return ""
+        except EOFError:
+            return None
+        return text
+
+    async def handle(self, line: str) -> None:
+        """One line from the user: a slash command or a task."""
+        if not line.strip():
+            return
+        parsed = commands.parse(line)
+        if parsed is not None:
+            await commands.dispatch(self, *parsed)
+        else:
+            await self.run_task(line.strip())
+        self.console.print()
+
+    async def run_task(self, prompt: str) -> None:
+        if not has_api_key():
+            self.error(
+                "tasks need ANTHROPIC_API_KEY, which is not set: export ANTHROPIC_API_KEY=sk-ant-… "
+                "and start agentcli again (your message is in the history: press ↑)"
+            )
+            return
+        manager = await self.manager_or_none()
+        if manager is None or self._view is None:
+            return
+        view = self._view
+        self.status.task_began()
+        view.start()
+        self._sigints = 0
+        self._task = asyncio.create_task(manager.run_task(prompt))
+        result: TaskResult | None = None
+        try:
+            with _quiet_terminal(enabled=self._io["input"] is None):
+                result = await self._task
+        except asyncio.CancelledError:
+            if not self._task.cancelled():
+                raise
+            from agentcli.ui.run import aborted_result
+
+            result = aborted_result(manager)
+        except Exception as exc:
+            self._internal_error(exc)
+        finally:
+            self._task = None
+            view.stop()
+        self._report(result)
+
+    def _report(self, result: TaskResult | None) -> None:
+        if result is None:
+            self.status.task_ended("failed", self.status.task_usage, self.status.task_cost)
+            return
+        from agentcli.ui.repl.verdict import verdict_text
+
+        view = self._view
+        proposed, executed = (view.proposed, view.executed) if view else (0, 0)
+        self.console.print(verdict_text(result, proposed=proposed, executed=executed))
+        self.status.task_ended(result.state.value, result.usage, result.cost_usd)
+
+    def _internal_error(self, exc: BaseException) -> None:
+        """A bug, not a task outcome: one line for the user, the traceback in a log file."""
+        log = data_home() / ERROR_LOG
+        where = ""
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write("".join(traceback.format_exception(exc)) + "\n")
+            where = f" (details in {log})"
+        except OSError:
+            pass
+        self.error(f"internal error: {type(exc).__name__}: {exc}{where}")
+
+    # -- signals ---------------------------------------------------------------------------
+    def _on_sigint(self) -> None:
+        task = self._task
+        if task is None or task.done():
+            return
+        self._sigints += 1
+        if self._sigints >= FORCE_QUIT_PRESSES:
+            sys.stderr.write("\nagentcli: cancel did not finish; quitting\n")
+            os._exit(130)
+        if self._sigints == 1:
+            self.console.print(Text("  cancelling…", style="yellow"))
+        else:
+            self.console.print(
+                Text("  still cancelling; Ctrl-C once more quits agentcli", style="yellow")
+            )
+        task.cancel()
+
+    def _on_sigterm(self) -> None:
+        self.exiting = True
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+        elif self.session.app.is_running:
+            self.session.app.exit(exception=EOFError())
+
+
+@contextlib.contextmanager
+def _signal_handler(
+    loop: asyncio.AbstractEventLoop, sig: signal.Signals, handler: Any
+) -> Iterator[None]:
+    try:
+        loop.add_signal_handler(sig, handler)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread / platform
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(sig)
+
+
+@contextlib.contextmanager
+def _quiet_terminal(*, enabled: bool) -> Iterator[None]:
+    """Echo off while a task runs (Ctrl-C still raises SIGINT); discard type-ahead after."""
+    if not enabled or not sys.stdin.isatty():
+        yield
+        return
+    import termios
+
+    fd = sys.stdin.fileno()
+    try:
+        saved = termios.tcgetattr(fd)
+        quiet = list(saved)
+        quiet[3] &= ~termios.ECHO
+        termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    except termios.error:
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
+            termios.tcflush(fd, termios.TCIFLUSH)

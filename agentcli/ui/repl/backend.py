@@ -1,0 +1,63 @@
+"""What the REPL drives: the ConversationManager built exactly as `agentcli run` builds it,
+but with a model client that loads the SDK only when the first request goes out, and a
+terminal prompter instead of the non-interactive one.
+
+This module is heavy (pydantic, the loop, the tools); the REPL imports it in the background
+while the user types the first message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from agentcli.conversation import ConversationManager
+from agentcli.events import EventSink
+from agentcli.model import ModelClient, ModelRequest, ModelResponse
+from agentcli.permissions import PermissionMode, Prompter
+from agentcli.ui.run import RunOptions, build_manager, make_model
+
+if TYPE_CHECKING:
+    from agentcli.ui.repl.app import ReplSettings
+
+
+class DeferredModel:
+    """A ModelClient that creates the Anthropic client on its first request, in a worker
+    thread, so the ~2 s SDK import never freezes the terminal (and Ctrl-C still works)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._client: ModelClient | None = None
+
+    @property
+    def model(self) -> str:
+        return self._name
+
+    async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
+        if self._client is None:
+            self._client = await asyncio.to_thread(make_model, self._name)
+        return await self._client.complete(request, on_event)
+
+
+def build_repl_manager(
+    settings: ReplSettings, events: EventSink, prompter: Prompter
+) -> ConversationManager:
+    options = RunOptions(
+        task=None,
+        model=settings.model,
+        cwd=settings.cwd,
+        permission_mode=settings.permission_mode,
+        allow=list(settings.allow),
+        deny=list(settings.deny),
+    )
+    return build_manager(options, events, model_factory=DeferredModel, prompter=prompter)
+
+
+def mode_of(manager: ConversationManager, fallback: str) -> str:
+    mode = getattr(manager.policy, "mode", None)
+    return mode.value if isinstance(mode, PermissionMode) else fallback
+
+
+def apply_mode(manager: ConversationManager, mode: str) -> None:
+    """Switch the live session's permission mode (the policy decides every later call)."""
+    manager.policy.mode = PermissionMode(mode)  # type: ignore[attr-defined]

@@ -1,0 +1,128 @@
+"""How one tool call looks in the REPL: a compact line (tool, target, status, duration) and,
+for file edits, the diff of what changed.
+
+The diff is taken from the file itself (its content when the call started and when it ended),
+so it shows what really happened on disk, whatever tool made the change.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+
+FILE_TOOLS = frozenset({"write_file", "edit_file"})
+MAX_DIFF_LINES = 40
+MAX_IMAGE_BYTES = 1_000_000
+
+
+def call_target(inp: dict[str, Any], width: int = 60) -> str:
+    """The one thing a call is about: its path, command or pattern, on one line."""
+    for key in ("path", "command", "pattern", "url", "query"):
+        value = inp.get(key)
+        if isinstance(value, str) and value:
+            flat = " ".join(value.split())
+            return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return ""
+
+
+def read_image(workspace: Path, inp: dict[str, Any]) -> bytes | None:
+    """The bytes of the file a call names, or None when absent, too large or unreadable."""
+    raw = inp.get("path")
+    if not isinstance(raw, str) or not raw:
+        return None
+    path = Path(raw) if Path(raw).is_absolute() else workspace / raw
+    try:
+        if path.stat().st_size > MAX_IMAGE_BYTES:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    path: str
+    lines: list[str]
+    added: int
+    removed: int
+
+    @property
+    def stat(self) -> str:
+        return f"+{self.added} -{self.removed}"
+
+
+def file_diff(path: str, before: bytes | None, after: bytes | None) -> FileDiff | None:
+    """The unified diff between two versions of a text file; None if nothing changed or
+    either side is binary."""
+    if before == after or after is None:
+        return None
+    try:
+        old = (before or b"").decode().splitlines()
+        new = after.decode().splitlines()
+    except UnicodeDecodeError:
+        return None
+    lines = list(
+        difflib.unified_diff(
+            old,
+            new,
+            fromfile=f"a/{path}" if before is not None else "/dev/null",
+            tofile=f"b/{path}",
+            lineterm="",
+            n=2,
+        )
+    )
+    added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+    removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    return FileDiff(path=path, lines=lines, added=added, removed=removed)
+
+
+def diff_text(lines: list[str], *, max_lines: int = MAX_DIFF_LINES, indent: str = "    ") -> Text:
+    """Diff lines coloured the usual way (colour is dropped under NO_COLOR), capped."""
+    text = Text(no_wrap=False)
+    shown = lines[:max_lines]
+    for line in shown:
+        style = ""
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        text.append(indent + line + "\n", style=style)
+    if len(lines) > len(shown):
+        text.append(
+            f"{indent}… {len(lines) - len(shown)} more diff lines (/diff shows all)\n", style="dim"
+        )
+    return text
+
+
+def call_line(
+    name: str,
+    target: str,
+    *,
+    status: str,
+    is_error: bool,
+    duration_s: float,
+    detail: str = "",
+) -> Text:
+    """`✓ read_file src/app.py · 0.02s`, `✗ shell pytest -q · 2.10s · exit 1…`."""
+    mark, style = ("✗", "red") if is_error else ("✓", "green")
+    if status == "denied":
+        mark, style = ("⊘", "yellow")
+    line = Text("  ")
+    line.append(mark, style=style)
+    line.append(f" {name}", style="bold")
+    if target:
+        line.append(f" {target}")
+    line.append(f" · {duration_s:.2f}s", style="dim")
+    if status not in ("succeeded", "failed"):
+        line.append(f" · {status}", style=style)
+    if detail:
+        line.append(f" · {detail}", style="dim" if not is_error else style)
+    return line

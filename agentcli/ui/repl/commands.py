@@ -1,0 +1,172 @@
+"""Slash commands: the table the completer, `/help` and the dispatcher share.
+
+A line is a command when its first word is `/name` (letters and dashes); anything else is a
+task for the model, so a message that starts with a path such as `/etc/hosts is wrong` still
+goes to the model. An unknown command says which ones exist.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from agentcli.ui.repl import features
+
+if TYPE_CHECKING:
+    from agentcli.ui.repl.app import Repl
+
+COMMAND_RE = re.compile(r"^/([a-z][a-z-]*)(?:\s+(.*))?$", re.DOTALL)
+MODES = ("default", "accept-edits", "read-only", "auto", "yolo")
+
+Handler = Callable[["Repl", str], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str
+    usage: str
+    help: str
+    handler: Handler
+
+
+def parse(line: str) -> tuple[str, str] | None:
+    """`("/mode", "auto")` for a command line, None for a task."""
+    match = COMMAND_RE.match(line.strip())
+    if match is None:
+        return None
+    return "/" + match.group(1), (match.group(2) or "").strip()
+
+
+async def _help(repl: Repl, arg: str) -> None:
+    text = Text()
+    for command in COMMANDS.values():
+        text.append(f"  {command.usage:<22}", style="bold")
+        text.append(f"{command.help}\n")
+    text.append(
+        "\n  Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line · @path completes "
+        "files\n  Ctrl-C cancels a running task · Ctrl-D or /exit quits\n",
+        style="dim",
+    )
+    repl.console.print(text, end="")
+
+
+async def _exit(repl: Repl, arg: str) -> None:
+    repl.exiting = True
+
+
+async def _clear(repl: Repl, arg: str) -> None:
+    repl.new_session()
+    repl.say("new session: the conversation starts empty")
+
+
+async def _model(repl: Repl, arg: str) -> None:
+    if not arg:
+        repl.say(f"model: {repl.status.model}  (/model NAME switches)")
+        return
+    if not re.fullmatch(r"[A-Za-z0-9._:@/-]+", arg):
+        repl.error(f"{arg!r} does not look like a model id")
+        return
+    repl.set_model(arg)
+    from agentcli.usage import price_for
+
+    note = "" if price_for(arg) else " (its price is unknown: cost will be reported as unknown)"
+    repl.say(f"model: {arg}{note}")
+
+
+async def _mode(repl: Repl, arg: str) -> None:
+    if not arg:
+        repl.say(f"permission mode: {repl.status.mode}  (one of {', '.join(MODES)})")
+        return
+    if arg not in MODES:
+        repl.error(f"unknown permission mode {arg!r}; one of {', '.join(MODES)}")
+        return
+    repl.set_mode(arg)
+    repl.say(f"permission mode: {arg}")
+
+
+async def _cost(repl: Repl, arg: str) -> None:
+    from agentcli.ui.repl.status import format_cost, format_tokens
+
+    usage = repl.status.usage
+    repl.say(
+        f"this session: {repl.status.tasks} tasks · input {format_tokens(usage.input_tokens)} · "
+        f"output {format_tokens(usage.output_tokens)} · cache read "
+        f"{format_tokens(usage.cache_read_input_tokens)} · cache write "
+        f"{format_tokens(usage.cache_creation_input_tokens)} · {format_cost(repl.status.cost)}"
+    )
+
+
+async def _tools(repl: Repl, arg: str) -> None:
+    manager = await repl.manager_or_none()
+    if manager is None:
+        return
+    text = Text()
+    for tool in manager.tools:
+        first = tool.description.strip().split(". ")[0].splitlines()[0]
+        text.append(f"  {tool.name:<12}", style="bold")
+        text.append(f"{tool.risk.value:<9}", style="magenta")
+        text.append(f"{first[:56]}\n")
+    repl.console.print(text, end="")
+
+
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command("/help", "/help", "Show commands and keys.", _help),
+        Command("/exit", "/exit", "Leave agentcli (Ctrl-D does too).", _exit),
+        Command("/clear", "/clear", "Start a new session with an empty conversation.", _clear),
+        Command("/model", "/model [NAME]", "Show or switch the model.", _model),
+        Command("/mode", "/mode [MODE]", "Show or switch the permission mode.", _mode),
+        Command(
+            "/permissions",
+            "/permissions",
+            "Show the permission mode and rules.",
+            features.permissions,
+        ),
+        Command(
+            "/accept",
+            "/accept [CMD|tests|off]",
+            "Show or set the acceptance checks.",
+            features.accept,
+        ),
+        Command("/check", "/check", "Run the acceptance checks now.", features.check),
+        Command("/diff", "/diff", "Show the changes of the current task.", features.diff),
+        Command("/undo", "/undo", "Revert the agent's changes of the last task.", features.undo),
+        Command("/cost", "/cost", "Tokens and cost of this session.", _cost),
+        Command("/sessions", "/sessions", "List recent sessions.", features.sessions),
+        Command("/resume", "/resume ID", "Resume a session.", features.resume),
+        Command("/tools", "/tools", "List the tools the model can use.", _tools),
+    )
+}
+
+
+def argument_choices(name: str) -> list[str]:
+    """Completion choices for a command's argument."""
+    if name == "/mode":
+        return list(MODES)
+    if name == "/model":
+        from agentcli.usage import PRICES
+
+        return sorted(PRICES)
+    if name == "/accept":
+        return ["tests", "off"]
+    return []
+
+
+async def dispatch(repl: Repl, name: str, arg: str) -> None:
+    command = COMMANDS.get(name)
+    if command is None:
+        matches = [c for c in COMMANDS if c.startswith(name)]
+        if len(matches) == 1:  # an unambiguous prefix, e.g. /he for /help
+            command = COMMANDS[matches[0]]
+    if command is None:
+        close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+        guess = f" (did you mean {close[0]}?)" if close else ""
+        repl.error(f"unknown command {name}{guess}; commands: {' '.join(COMMANDS)}")
+        return
+    await command.handler(repl, arg)

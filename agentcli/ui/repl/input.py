@@ -1,0 +1,170 @@
+"""The REPL's input line (prompt-toolkit): persistent history, multi-line editing, completion
+of slash commands and of workspace paths after `@`, and the status line as bottom toolbar.
+
+Keys: Enter sends; Alt-Enter / Esc Enter / Ctrl-J insert a newline, and so does Enter after a
+trailing backslash; pasted text keeps its newlines (bracketed paste). Ctrl-C clears the line,
+or on an empty line raises KeyboardInterrupt (the REPL then says how to exit); Ctrl-D on an
+empty line raises EOFError.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.output import ColorDepth, Output
+from prompt_toolkit.shortcuts import PromptSession
+
+PROMPT = "❯ "
+MAX_PATH_COMPLETIONS = 200
+SKIPPED_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv", ".mypy_cache"})
+
+
+class ReplCompleter(Completer):
+    """Slash commands (and their arguments) at the start of the line, paths after `@`."""
+
+    def __init__(
+        self,
+        commands: Mapping[str, str],
+        workspace: Path,
+        arguments: Callable[[str], Iterable[str]] = lambda _name: (),
+    ) -> None:
+        self.commands = commands
+        self.workspace = workspace
+        self.arguments = arguments
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
+        before = document.text_before_cursor
+        if before.startswith("/") and "\n" not in before:
+            name, space, arg = before.partition(" ")
+            if not space:
+                for command, help_text in self.commands.items():
+                    if command.startswith(name):
+                        yield Completion(
+                            command, -len(name), display_meta=help_text.split(".")[0][:50]
+                        )
+                return
+            if " " not in arg:
+                for choice in self.arguments(name):
+                    if choice.startswith(arg):
+                        yield Completion(choice, -len(arg))
+                return
+        word = document.get_word_before_cursor(WORD=True)
+        if word.startswith("@"):
+            yield from self._paths(word)
+
+    def _paths(self, word: str) -> Iterator[Completion]:
+        partial = word[1:]
+        folder, _, stem = partial.rpartition("/")
+        base = (self.workspace / folder).resolve()
+        root = self.workspace.resolve()
+        if base != root and root not in base.parents:
+            return
+        try:
+            entries = sorted(os.scandir(base), key=lambda e: (not e.is_dir(), e.name))
+        except OSError:
+            return
+        shown = 0
+        for entry in entries:
+            if not entry.name.startswith(stem) or entry.name in SKIPPED_DIRS:
+                continue
+            if entry.name.startswith(".") and not stem.startswith("."):
+                continue
+            is_dir = entry.is_dir()
+            suffix = "/" if is_dir else ""
+            relative = f"{folder}/{entry.name}" if folder else entry.name
+            yield Completion(f"@{relative}{suffix}", -len(word), display=entry.name + suffix)
+            shown += 1
+            if shown >= MAX_PATH_COMPLETIONS:
+                return
+
+
+def key_bindings() -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add("enter")
+    def _send(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        state = buffer.complete_state
+        if state is not None and state.current_completion is not None:
+            buffer.apply_completion(state.current_completion)
+            return
+        if (
+            buffer.document.text_before_cursor.endswith("\\")
+            and buffer.document.is_cursor_at_the_end
+        ):
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+            return
+        buffer.validate_and_handle()
+
+    @bindings.add("escape", "enter")
+    @bindings.add("c-j")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @bindings.add("c-c")
+    def _interrupt(event: KeyPressEvent) -> None:
+        buffer = event.current_buffer
+        if buffer.text:
+            buffer.reset()
+        else:
+            event.app.exit(exception=KeyboardInterrupt())
+
+    return bindings
+
+
+def open_history(path: Path) -> History:
+    """The history file, or (if the data dir is not writable) an in-memory history."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+    except OSError:
+        return InMemoryHistory()
+    return FileHistory(str(path))
+
+
+def color_depth(color_system: str | None) -> ColorDepth:
+    """Match rich's detection (NO_COLOR, TERM, COLORTERM) so both libraries agree."""
+    if os.environ.get("NO_COLOR") or color_system is None:
+        return ColorDepth.DEPTH_1_BIT
+    return {
+        "standard": ColorDepth.DEPTH_4_BIT,
+        "256": ColorDepth.DEPTH_8_BIT,
+        "truecolor": ColorDepth.DEPTH_24_BIT,
+        "windows": ColorDepth.DEPTH_4_BIT,
+    }.get(color_system, ColorDepth.DEPTH_4_BIT)
+
+
+def make_session(
+    *,
+    history: History,
+    completer: Completer,
+    toolbar: Callable[[], str],
+    depth: ColorDepth,
+    input: Input | None = None,
+    output: Output | None = None,
+) -> PromptSession[str]:
+    return PromptSession(
+        PROMPT,
+        history=history,
+        completer=completer,
+        complete_while_typing=True,
+        key_bindings=key_bindings(),
+        multiline=True,
+        prompt_continuation=lambda width, line, wrap: " " * width,
+        bottom_toolbar=lambda: " " + toolbar(),
+        color_depth=depth,
+        reserve_space_for_menu=6,
+        enable_history_search=False,
+        input=input,
+        output=output,
+    )

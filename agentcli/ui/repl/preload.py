@@ -1,0 +1,50 @@
+"""Background imports: the loop, the tools, rich markdown and the ~2 s Anthropic SDK load in a
+worker thread while the user types, so the prompt appears at once and the first task does not
+wait for them (or waits only for what is still loading)."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import threading
+import time
+from types import ModuleType
+
+HEAVY_MODULES = (
+    "agentcli.ui.repl.backend",
+    "agentcli.ui.repl.stream",
+    "agentcli.ui.prompter",
+    "agentcli.model.anthropic",
+)
+
+
+class Preloader:
+    def __init__(self, modules: tuple[str, ...] = HEAVY_MODULES) -> None:
+        self.modules = modules
+        self.started_at: float | None = None
+        self.finished_at: float | None = None
+        self.failures: dict[str, BaseException] = {}
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self.started_at = time.monotonic()
+            self._thread = threading.Thread(target=self._run, name="agentcli-preload", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        for name in self.modules:
+            try:
+                importlib.import_module(name)
+            except Exception as exc:  # reported when the module is really needed
+                self.failures[name] = exc
+        self.finished_at = time.monotonic()
+
+    @property
+    def done(self) -> bool:
+        return self.finished_at is not None
+
+    async def load(self, name: str) -> ModuleType:
+        """The module, imported off the event loop. If the preload thread is importing it right
+        now, this waits for that import (Python's per-module import lock) instead of redoing it."""
+        return await asyncio.to_thread(importlib.import_module, name)

@@ -1,0 +1,106 @@
+"""The REPL's status line: model, permission mode, tokens and cost so far, and the task state.
+
+One `Status` object is shared by the prompt (bottom toolbar) and the task renderer (live line
+under the streamed answer). Session totals are the finished tasks' usage plus the running task's
+usage so far, so the numbers never jump backwards when a task ends.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from agentcli.usage import Usage
+
+
+def format_tokens(count: int) -> str:
+    """Compact token counts for an 80-column line: 950, 12.3k, 1.20M."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.2f}M"
+
+
+def format_cost(cost: float | None) -> str:
+    return "cost unknown" if cost is None else f"${cost:.4f}"
+
+
+@dataclass
+class Status:
+    model: str
+    mode: str
+    state: str = "idle"
+    """idle, running, waiting (for a permission answer), or the last task's final state."""
+    activity: str = ""
+    """What the running task is doing right now (e.g. `shell pytest -q`)."""
+    done_usage: Usage = field(default_factory=Usage)
+    done_cost: float | None = 0.0
+    """Cost of finished tasks; None once any task's cost was unknown (never guessed)."""
+    tasks: int = 0
+    task_usage: Usage = field(default_factory=Usage)
+    task_cost: float | None = 0.0
+    task_started: float | None = None
+
+    @property
+    def usage(self) -> Usage:
+        return self.done_usage + self.task_usage
+
+    @property
+    def cost(self) -> float | None:
+        if self.done_cost is None or self.task_cost is None:
+            return None
+        return self.done_cost + self.task_cost
+
+    def task_began(self) -> None:
+        self.state = "running"
+        self.activity = ""
+        self.task_usage = Usage()
+        self.task_cost = 0.0
+        self.task_started = time.monotonic()
+
+    def task_usage_updated(self, usage: Usage, cost: float | None) -> None:
+        self.task_usage = usage
+        self.task_cost = cost
+
+    def task_ended(self, state: str, usage: Usage, cost: float | None) -> None:
+        self.done_usage = self.done_usage + usage
+        self.done_cost = None if self.done_cost is None or cost is None else self.done_cost + cost
+        self.task_usage = Usage()
+        self.task_cost = 0.0
+        self.tasks += 1
+        self.state = state
+        self.activity = ""
+        self.task_started = None
+
+    def reset_session(self) -> None:
+        """A new session (`/clear`): totals start again."""
+        self.done_usage = Usage()
+        self.done_cost = 0.0
+        self.tasks = 0
+        self.state = "idle"
+
+    def line(self, width: int = 80) -> str:
+        """The prompt's status line: model, mode, tokens, cost, last task state."""
+        parts = [
+            self.model,
+            self.mode,
+            f"{format_tokens(self.usage.total_tokens)} tok",
+            format_cost(self.cost),
+            self.state,
+        ]
+        return _fit(" · ".join(parts), width)
+
+    def live_line(self, width: int = 80) -> str:
+        """The running task's line: state and time, what it does now, tokens and cost."""
+        elapsed = 0.0 if self.task_started is None else time.monotonic() - self.task_started
+        head = f"{self.state} {elapsed:.0f}s"
+        tail = f"{format_tokens(self.usage.total_tokens)} tok · {format_cost(self.cost)}"
+        room = width - len(head) - len(tail) - 6
+        activity = _fit(self.activity, room) if self.activity and room >= 8 else ""
+        middle = f" · {activity} · " if activity else " · "
+        return _fit(head + middle + tail, width)
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(0, width - 1)] + "…"

@@ -1,0 +1,304 @@
+"""The REPL's live view of a running task, fed by the loop's typed events.
+
+Assistant text is re-rendered as markdown as it streams. Lines that can no longer change (all
+but the last few) are printed once, above a small live area that holds the unfinished tail and
+the status line; so long answers scroll normally and nothing flickers or repeats. Tool calls,
+denials, retries and acceptance checks get one compact line each; file edits get their diff.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.segment import Segment, Segments
+from rich.text import Text
+
+from agentcli.events import (
+    AcceptanceFinished,
+    AcceptanceStarted,
+    Event,
+    ModelResponded,
+    ModelRetrying,
+    Notice,
+    PermissionAsked,
+    PermissionDecided,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallFinished,
+    ToolCallProposed,
+    ToolCallStarted,
+    TurnStarted,
+    UsageUpdated,
+)
+from agentcli.ui.repl.calls import (
+    FILE_TOOLS,
+    call_line,
+    call_target,
+    diff_text,
+    file_diff,
+    read_image,
+)
+from agentcli.ui.repl.status import Status
+
+LIVE_TAIL_LINES = 6
+"""Rendered lines kept live at the bottom: the part a growing paragraph or table may reflow."""
+RENDER_INTERVAL_S = 0.08
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+class MarkdownStream:
+    """Markdown that grows: prints settled lines once, keeps the tail for the live area."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.text = ""
+        self.printed = 0
+        self.tail: list[list[Segment]] = []
+        self._rendered_at = 0.0
+        self._after_blank = True
+
+    def _render(self) -> list[list[Segment]]:
+        options = self.console.options.update(width=max(20, self.console.width))
+        markdown = Markdown(self.text, code_theme="ansi_dark", hyperlinks=False)
+        lines = self.console.render_lines(markdown, options, pad=False)
+        while lines and not "".join(s.text for s in lines[-1]).strip():
+            lines.pop()
+        return lines
+
+    def _emit(self, lines: list[list[Segment]]) -> None:
+        lines, self._after_blank = _squeeze_blank(lines, self._after_blank)
+        if not lines:
+            return
+        segments: list[Segment] = []
+        for line in lines:
+            segments.extend(_rstrip(line))
+            segments.append(Segment.line())
+        self.console.print(Segments(segments), end="", soft_wrap=True)
+
+    def visible_tail(self) -> list[list[Segment]]:
+        return _squeeze_blank(self.tail, self._after_blank)[0]
+
+    def add(self, delta: str, *, force: bool = False) -> None:
+        self.text += delta
+        now = time.monotonic()
+        if not force and now - self._rendered_at < RENDER_INTERVAL_S:
+            return
+        self._rendered_at = now
+        lines = self._render()
+        settled = max(self.printed, len(lines) - LIVE_TAIL_LINES)
+        self._emit(lines[self.printed : settled])
+        self.printed = settled
+        self.tail = lines[settled:]
+
+    def finish(self) -> None:
+        """Print everything not printed yet and start a new, empty block."""
+        if self.text.strip():
+            lines = self._render()
+            self._emit(lines[self.printed :])
+        self.text = ""
+        self.printed = 0
+        self.tail = []
+        self._after_blank = True
+
+    def discard(self) -> bool:
+        """Drop the block (its request is being retried). True if some of it was printed."""
+        shown = self.printed > 0
+        self.text, self.printed, self.tail = "", 0, []
+        self._after_blank = True
+        return shown
+
+
+def _plain_blank(line: list[Segment]) -> bool:
+    return all(
+        not segment.text.strip() and (segment.style is None or segment.style.bgcolor is None)
+        for segment in line
+    )
+
+
+def _rstrip(line: list[Segment]) -> list[Segment]:
+    """Without the padding spaces after the text (they would end up in copied text)."""
+    kept = list(line)
+    while kept:
+        last = kept[-1]
+        if last.control or (last.style is not None and last.style.bgcolor is not None):
+            break
+        stripped = last.text.rstrip(" ")
+        if stripped:
+            kept[-1] = Segment(stripped, last.style)
+            break
+        kept.pop()
+    return kept
+
+
+def _squeeze_blank(
+    lines: list[list[Segment]], after_blank: bool
+) -> tuple[list[list[Segment]], bool]:
+    """Drop blank lines that follow a blank line (markdown blocks each add their own margin);
+    lines with a background colour (code block padding) are kept."""
+    kept = []
+    for line in lines:
+        blank = _plain_blank(line)
+        if not (blank and after_blank):
+            kept.append(line)
+        after_blank = blank
+    return kept, after_blank
+
+
+class TaskView:
+    """An EventSink that draws one task at a time on a rich Console."""
+
+    def __init__(self, console: Console, status: Status, workspace: Path) -> None:
+        self.console = console
+        self.status = status
+        self.workspace = workspace
+        self.markdown = MarkdownStream(console)
+        self.previewed: set[str] = set()
+        """Calls whose diff the user already saw in a permission prompt."""
+        self._live: Live | None = None
+        self._inputs: dict[str, dict[str, object]] = {}
+        self._before: dict[str, bytes | None] = {}
+        self.proposed = 0
+        self.executed = 0
+        self.denied = 0
+
+    # -- the live area ---------------------------------------------------------------------
+    def _renderable(self) -> RenderableType:
+        tail = [seg for line in self.markdown.visible_tail() for seg in (*line, Segment.line())]
+        frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
+        width = max(20, self.console.width)
+        hint = " · Ctrl-C cancels"
+        line = self.status.live_line(width - 2 - len(hint))
+        return Group(Segments(tail), Text(f"{frame} {line}{hint}", style="dim", no_wrap=True))
+
+    def start(self) -> None:
+        self.proposed = self.executed = self.denied = 0
+        self._resume_live()
+
+    def _resume_live(self) -> None:
+        if self._live is None and self.console.is_terminal:
+            self._live = Live(
+                console=self.console,
+                get_renderable=self._renderable,
+                refresh_per_second=8,
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self._live.start()
+
+    def _stop_live(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def stop(self) -> None:
+        self.markdown.finish()
+        self._stop_live()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Hand the terminal to something else (a permission prompt) for a while."""
+        self.markdown.finish()
+        was_live = self._live is not None
+        self._stop_live()
+        try:
+            yield
+        finally:
+            if was_live:
+                self._resume_live()
+
+    # -- events ----------------------------------------------------------------------------
+    def __call__(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self.status.activity = "writing"
+            self.markdown.add(event.text)
+        elif isinstance(event, ThinkingDelta):
+            self.status.activity = "thinking"
+        elif isinstance(event, TurnStarted):
+            self.status.activity = f"waiting for the model (turn {event.turn})"
+        elif isinstance(event, UsageUpdated):
+            self.status.task_usage_updated(event.usage, event.cost_usd)
+        elif isinstance(event, ModelResponded):
+            self.markdown.finish()
+            self.status.activity = ""
+        elif isinstance(event, ModelRetrying):
+            self._retrying(event)
+        else:
+            self._tool_or_check(event)
+
+    def _retrying(self, event: ModelRetrying) -> None:
+        shown = self.markdown.discard()
+        void = "; the text above is void" if shown else ""
+        reason = event.reason if len(event.reason) <= 40 else event.reason[:39] + "…"
+        self.console.print(
+            Text(
+                f"  ↻ retry {event.attempt} in {event.delay_s:.1f}s ({reason}){void}",
+                style="yellow",
+            )
+        )
+
+    def _tool_or_check(self, event: Event) -> None:
+        if isinstance(event, ToolCallProposed):
+            self.proposed += 1
+            self._inputs[event.call_id] = event.input
+        elif isinstance(event, PermissionAsked):
+            self.status.state = "waiting"
+        elif isinstance(event, PermissionDecided):
+            self.status.state = "running"
+        elif isinstance(event, ToolCallStarted):
+            self.executed += 1
+            self._inputs[event.call_id] = event.input
+            self.status.activity = f"{event.name} {call_target(event.input, 30)}".strip()
+            if event.name in FILE_TOOLS:
+                self._before[event.call_id] = read_image(self.workspace, event.input)
+        elif isinstance(event, ToolCallFinished):
+            self._finished(event)
+        elif isinstance(event, Notice):
+            style = "red" if event.level == "error" else "yellow"
+            self.console.print(Text(f"  {event.message}", style=style))
+        elif isinstance(event, AcceptanceStarted):
+            self.markdown.finish()
+            self.status.activity = f"checking {event.command}"
+        elif isinstance(event, AcceptanceFinished):
+            self._check_line(event)
+
+    def _finished(self, event: ToolCallFinished) -> None:
+        self.markdown.finish()
+        self.status.activity = ""
+        if event.status == "denied":
+            self.denied += 1
+        inp = self._inputs.pop(event.call_id, {})
+        diff = None
+        if event.call_id in self._before:
+            before = self._before.pop(event.call_id)
+            path = str(inp.get("path", ""))
+            diff = file_diff(path, before, read_image(self.workspace, inp))
+        detail = event.summary if event.is_error else (diff.stat if diff else "")
+        self.console.print(
+            call_line(
+                event.name,
+                call_target(inp),
+                status=event.status,
+                is_error=event.is_error,
+                duration_s=event.duration_s,
+                detail=detail[:120],
+            )
+        )
+        if diff is not None and event.call_id not in self.previewed:
+            self.console.print(diff_text(diff.lines), end="")
+
+    def _check_line(self, event: AcceptanceFinished) -> None:
+        self.status.activity = ""
+        mark, style, verdict = ("✓", "green", "passed") if event.passed else ("✗", "red", "failed")
+        line = Text("  ")
+        line.append(f"{mark} check {verdict}", style=style)
+        line.append(f" {event.command}")
+        version = f" · on {event.artifact_version[:10]}" if event.artifact_version else ""
+        line.append(f" · exit {event.exit_code} · {event.duration_s:.1f}s{version}", style="dim")
+        self.console.print(line)

@@ -1,0 +1,50 @@
+"""The line that ends every task in the REPL: what was proposed, what was executed, and what
+was verified, kept apart so a model's "done" is never mistaken for a passed check."""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from agentcli.tasks import TaskResult, TaskState
+from agentcli.ui.repl.status import format_cost, format_tokens
+
+_HEADLINE = {
+    TaskState.SUCCEEDED: ("✓", "green", "succeeded"),
+    TaskState.UNVERIFIED: ("●", "yellow", "unverified"),
+    TaskState.FAILED: ("✗", "red", "failed"),
+    TaskState.BUDGET_EXHAUSTED: ("✗", "red", "stopped at a limit"),
+    TaskState.ABORTED: ("■", "yellow", "cancelled"),
+}
+
+
+def _verification(result: TaskResult) -> str:
+    checks = result.acceptance
+    if not checks:
+        if result.state is TaskState.UNVERIFIED:
+            return "no acceptance checks set (/accept CMD)"
+        return "no checks ran"
+    passed = sum(1 for c in checks if c.passed)
+    version = f" on {result.artifact_version[:10]}" if result.artifact_version else ""
+    return f"verified {passed}/{len(checks)} checks passed{version}"
+
+
+def verdict_text(result: TaskResult, *, proposed: int, executed: int) -> Text:
+    """Two short lines: the task state with why, then the numbers."""
+    mark, style, word = _HEADLINE.get(result.state, ("✗", "red", result.state.value))
+    text = Text()
+    text.append(f"{mark} task {word}", style=f"bold {style}")
+    if result.state is TaskState.ABORTED:
+        text.append(" · history kept; continue with a new message", style="dim")
+    elif result.state is not TaskState.SUCCEEDED and result.reason.value != "completed":
+        text.append(f" ({result.reason.value})", style=style)
+    text.append("\n")
+    if result.error and result.state is not TaskState.ABORTED:
+        first = result.error.strip().splitlines()[0] if result.error.strip() else ""
+        text.append(f"  {first[:200]}\n", style=style)
+    text.append(
+        f"  proposed {proposed} · executed {executed} · {_verification(result)}\n"
+        f"  {result.turns} turns · {format_tokens(result.usage.total_tokens)} tok · "
+        f"{format_cost(result.cost_usd)} · {result.duration_s:.1f}s",
+        style="dim",
+    )
+    return text

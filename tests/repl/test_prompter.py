@@ -1,0 +1,127 @@
+"""TerminalPrompter: single-key answers, the optional reason, one question at a time, Ctrl-C
+cancels the task — driven through prompt-toolkit's pipe input, as a terminal would type."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+from collections.abc import Iterator
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from agentcli.permissions import Answer, PermissionRequest
+from agentcli.tools.base import PermissionTarget, Risk
+from agentcli.ui.prompter import TerminalPrompter
+
+
+def request(*, rule: str | None = "shell(pytest *)", preview: str = "") -> PermissionRequest:
+    return PermissionRequest(
+        call_id="call-1",
+        tool="shell",
+        risk=Risk.EXECUTE,
+        target=PermissionTarget(rule_class="shell", subject="pytest -q", summary="run pytest -q"),
+        suggested_rule=rule,
+        preview=preview,
+    )
+
+
+def console() -> tuple[Console, io.StringIO]:
+    out = io.StringIO()
+    return Console(file=out, width=80, markup=False, highlight=False), out
+
+
+@pytest.mark.parametrize(
+    ("keys", "answer"),
+    [("y", Answer.YES), ("Y", Answer.YES), ("a", Answer.ALWAYS), ("zzy", Answer.YES)],
+)
+async def test_single_key_answers(keys: str, answer: Answer) -> None:
+    con, out = console()
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput())
+        pipe.send_text(keys)
+        result = await asyncio.wait_for(prompter.ask(request()), 5)
+    assert result.answer is answer
+    assert result.reason is None
+    shown = out.getvalue()
+    assert "shell wants to run pytest -q" in shown
+    assert "[execute]" in shown
+    assert "a always allow shell(pytest *)" in shown
+
+
+async def test_no_with_a_reason_for_the_model() -> None:
+    con, _ = console()
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput())
+        pipe.send_text("n")
+        pipe.send_text("use the fast tests only\r")
+        result = await asyncio.wait_for(prompter.ask(request()), 5)
+    assert result.answer is Answer.NO
+    assert result.reason == "use the fast tests only"
+
+
+async def test_no_without_reason() -> None:
+    con, _ = console()
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput())
+        pipe.send_text("n\r")
+        result = await asyncio.wait_for(prompter.ask(request()), 5)
+    assert (result.answer, result.reason) == (Answer.NO, None)
+
+
+async def test_always_is_not_offered_without_a_rule() -> None:
+    con, out = console()
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput())
+        pipe.send_text("ay")  # `a` means nothing here: only y/n are accepted
+        result = await asyncio.wait_for(prompter.ask(request(rule=None)), 5)
+    assert result.answer is Answer.YES
+    assert "always" not in out.getvalue()
+
+
+async def test_preview_diff_is_shown_and_remembered() -> None:
+    con, out = console()
+    previewed: set[str] = set()
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old line\n+new line\n"
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput(), previewed=previewed)
+        pipe.send_text("y")
+        await asyncio.wait_for(prompter.ask(request(preview=diff)), 5)
+    shown = out.getvalue()
+    assert "-old line" in shown and "+new line" in shown
+    assert previewed == {"call-1"}
+
+
+async def test_ctrl_c_cancels_the_task_that_asked() -> None:
+    con, out = console()
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput())
+        pipe.send_text("\x03")
+        task = asyncio.create_task(prompter.ask(request()))
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 5)
+    assert task.cancelled()
+    assert "cancelling the task" in out.getvalue()
+
+
+async def test_questions_are_asked_one_at_a_time() -> None:
+    con, _ = console()
+    trace: list[str] = []
+
+    @contextlib.contextmanager
+    def suspend() -> Iterator[None]:
+        trace.append("show")
+        yield
+        trace.append("done")
+
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput(), suspend=suspend)
+        pipe.send_text("yn\r")
+        first, second = await asyncio.wait_for(
+            asyncio.gather(prompter.ask(request()), prompter.ask(request())), 5
+        )
+    assert (first.answer, second.answer) == (Answer.YES, Answer.NO)
+    assert trace == ["show", "done", "show", "done"]
