@@ -27,7 +27,7 @@ from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompte
 from agentcli.permissions.basic import ModePolicy
 from agentcli.tasks import ExitCode, TaskResult, TaskState
 from agentcli.tools.base import ToolContext
-from agentcli.tools.read_file import ReadFile
+from agentcli.tools.builtin import builtin_tools
 from agentcli.ui.render import StreamJson, TextProgress, print_result
 from agentcli.ui.sessions import find_resumed, open_session
 from agentcli.usage import Budget, Usage, price_for
@@ -161,7 +161,7 @@ def build_manager(
         session_id=session_id,
         messages=session.messages,
         model=model,
-        tools=[ReadFile()],
+        tools=builtin_tools(),
         tool_context=ToolContext(
             workspace=workspace, data_dir=data_home() / "sessions" / session_id
         ),

@@ -1,0 +1,165 @@
+"""`glob`: the files whose paths match a pattern, most recently modified first.
+
+Listing goes through `rg --files`, so .gitignore'd files, hidden files and `.git` are left out
+(hidden ones are included when the pattern itself names a hidden path, like `.github/**`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from agentcli.errors import ToolError, ToolErrorKind
+from agentcli.tools.base import (
+    PermissionTarget,
+    Resources,
+    Risk,
+    Tool,
+    ToolContext,
+    ToolInput,
+    ToolOutput,
+    tree_resource,
+)
+from agentcli.tools.output import NOTICE_ROOM, new_spill_path, read_on, save_spill
+from agentcli.tools.paths import display_path, resolve_confined
+from agentcli.tools.ripgrep import find_rg, run_rg
+from agentcli.tools.search_fallback import FALLBACK_NOTE, glob_matches, mtime, walk_files
+
+MAX_GLOB_RESULTS = 1000
+
+
+class GlobInput(ToolInput):
+    pattern: str = Field(
+        min_length=1,
+        description="Glob pattern, .gitignore style: `*.py` matches at any depth, `src/*.py` "
+        "only directly in src, `src/**/test_*.py` anywhere under src, `*.{ts,tsx}` either.",
+    )
+    path: str | None = Field(
+        default=None,
+        description="Directory to search in, relative to the workspace root (default: the "
+        "root). The pattern is matched relative to it.",
+    )
+
+
+def search_root(raw: str | None, ctx: ToolContext) -> Path:
+    return resolve_confined(raw or ".", ctx.workspace, ctx.extra_dirs)
+
+
+def names_hidden(*parts: str | None) -> bool:
+    """Whether a pattern or path explicitly names a hidden file or directory."""
+    return any(
+        segment.startswith(".") and segment not in (".", "..")
+        for part in parts
+        if part
+        for segment in part.replace("\\", "/").split("/")
+    )
+
+
+class Glob(Tool[GlobInput]):
+    name = "glob"
+    description = (
+        "List files whose path matches a glob pattern, most recently modified first. Files "
+        "ignored by .gitignore, hidden files and the .git directory are left out (name a hidden "
+        f"directory in the pattern, e.g. `.github/**`, to include it). At most "
+        f"{MAX_GLOB_RESULTS} paths are listed; the result says when there were more. Paths are "
+        "relative to the workspace root. Read-only."
+    )
+    input_model = GlobInput
+    risk = Risk.READ
+
+    def __init__(self, *, rg_binary: str | None = None, use_rg: bool = True) -> None:
+        self._rg_binary = rg_binary
+        self._use_rg = use_rg
+
+    def validate(self, args: GlobInput, ctx: ToolContext) -> None:
+        root = search_root(args.path, ctx)
+        if not root.is_dir():
+            kind = "does not exist" if not root.exists() else "is not a directory"
+            raise ToolError(
+                ToolErrorKind.NOT_FOUND if not root.exists() else ToolErrorKind.INVALID_ARGUMENTS,
+                f"path {args.path} {kind}; give a directory to search in",
+            )
+        if args.pattern.startswith("!"):
+            raise ToolError(
+                ToolErrorKind.INVALID_ARGUMENTS,
+                "field 'pattern' starts with '!', which would list everything except the "
+                "pattern; give the pattern of the files you want",
+            )
+
+    def permission_target(self, args: GlobInput, ctx: ToolContext) -> PermissionTarget:
+        rel = display_path(search_root(args.path, ctx), ctx.workspace)
+        return PermissionTarget(
+            rule_class="read", subject=rel, summary=f"list {args.pattern} in {rel}"
+        )
+
+    def resources(self, args: GlobInput, ctx: ToolContext) -> Resources:
+        return Resources(reads=frozenset({tree_resource(search_root(args.path, ctx))}))
+
+    async def call(self, args: GlobInput, ctx: ToolContext) -> ToolOutput:
+        root = search_root(args.path, ctx)
+        pattern = self._relative_pattern(args.pattern, root)
+        hidden = names_hidden(pattern)
+        rg = (self._rg_binary or find_rg()) if self._use_rg else None
+        if rg is not None:
+            flags = ["--files", "--glob", pattern]
+            if hidden:
+                flags += ["--hidden", "--glob", "!.git"]
+            result = await run_rg(rg, flags, cwd=root)
+            if result.exit_code == 2 and not result.stdout:
+                raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, result.error_text())
+            found = result.stdout.decode("utf-8", errors="replace").splitlines()
+            note = ""
+        else:
+            found = [rel for rel in walk_files(root, hidden=hidden) if glob_matches(rel, pattern)]
+            note = f"\n{FALLBACK_NOTE}"
+        shown_root = display_path(root, ctx.workspace)
+        return self._format(args, found, root, shown_root, ctx, note)
+
+    def _relative_pattern(self, pattern: str, root: Path) -> str:
+        # A model often passes an absolute pattern; rg would anchor it at the search root.
+        if pattern.startswith(str(root) + "/"):
+            return pattern[len(str(root)) + 1 :]
+        return pattern
+
+    def _format(
+        self,
+        args: GlobInput,
+        found: list[str],
+        root: Path,
+        shown_root: str,
+        ctx: ToolContext,
+        note: str,
+    ) -> ToolOutput:
+        prefix = "" if shown_root == "." else f"{shown_root}/"
+        entries = sorted(((mtime(root / rel), f"{prefix}{rel}") for rel in found), key=_newest)
+        paths = [path for _, path in entries]
+        source = {"path": shown_root, "pattern": args.pattern, "total": len(paths)}
+        if not paths:
+            return ToolOutput(
+                text=f"no files match {args.pattern} in {shown_root} (files ignored by "
+                f".gitignore and hidden files are not listed){note}",
+                source=source,
+            )
+        budget = ctx.output_cap - NOTICE_ROOM
+        shown: list[str] = []
+        used = 0
+        for path in paths[:MAX_GLOB_RESULTS]:
+            if shown and used + len(path) + 1 > budget:
+                break
+            shown.append(path)
+            used += len(path) + 1
+        text = "\n".join(shown)
+        if len(shown) < len(paths):
+            spill = new_spill_path(ctx.data_dir, "glob")
+            save_spill("\n".join(paths) + "\n", spill)
+            text += (
+                f"\n[showing the {len(shown)} most recently modified of {len(paths)} matching "
+                f"files. Narrow the pattern or path to see the rest, or read the full list "
+                f"(newest first) with {read_on(spill, len(shown) + 1)}]"
+            )
+        return ToolOutput(text=text + note, source=source)
+
+
+def _newest(entry: tuple[float, str]) -> tuple[float, str]:
+    return (-entry[0], entry[1])

@@ -1,0 +1,339 @@
+"""`grep`: search file contents with ripgrep (a pure-Python fallback only when no rg exists).
+
+rg's output is parsed into per-file hits, ordered most recently modified first, and cut at the
+output cap on whole lines with a notice that says exactly how many matches and files were shown
+and omitted, how to narrow the search, and where the full result was saved.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from agentcli.errors import ToolError, ToolErrorKind
+from agentcli.tools.base import (
+    PermissionTarget,
+    Resources,
+    Risk,
+    Tool,
+    ToolContext,
+    ToolInput,
+    ToolOutput,
+    tree_resource,
+)
+from agentcli.tools.glob_tool import names_hidden
+from agentcli.tools.output import NOTICE_ROOM, new_spill_path, read_on, save_spill
+from agentcli.tools.paths import display_path, resolve_confined
+from agentcli.tools.ripgrep import RgResult, find_rg, run_rg
+from agentcli.tools.search_fallback import (
+    FALLBACK_NOTE,
+    glob_matches,
+    mtime,
+    read_text_file,
+    walk_files,
+)
+
+MAX_LINE_COLUMNS = 400
+_MATCH_LINE = re.compile(r"\d+:")
+OutputMode = Literal["files_with_matches", "content", "count"]
+
+
+class GrepInput(ToolInput):
+    pattern: str = Field(
+        min_length=1,
+        description="Regular expression (Rust regex syntax, as ripgrep: escape `(`, `[`, `.` "
+        "etc. to match them literally).",
+    )
+    path: str | None = Field(
+        default=None,
+        description="File or directory to search, relative to the workspace root "
+        "(default: the root).",
+    )
+    glob: str | None = Field(
+        default=None,
+        description="Only search files matching this glob, relative to `path` "
+        "(e.g. `*.py`, `src/**/*.ts`).",
+    )
+    output_mode: OutputMode = Field(
+        default="files_with_matches",
+        description="`files_with_matches`: the paths of matching files; `content`: matching "
+        "lines as `N:line` under each file's path; `count`: matching lines per file.",
+    )
+    context: int | None = Field(
+        default=None,
+        ge=0,
+        le=20,
+        description="Lines of context before and after each match (content mode only).",
+    )
+    case_insensitive: bool = Field(default=False, description="Ignore case.")
+
+
+@dataclass(slots=True)
+class FileHits:
+    path: str
+    """Workspace-relative path."""
+    matches: int = 0
+    """Matching lines."""
+    lines: list[str] = field(default_factory=list)
+    """Content mode: `N:text` for matches, `N-text` for context, `--` between groups."""
+
+
+class Grep(Tool[GrepInput]):
+    name = "grep"
+    description = (
+        "Search file contents with a regular expression (ripgrep). Respects .gitignore and "
+        "skips hidden and binary files. `output_mode` is `files_with_matches` (default: "
+        "matching file paths, most recently modified first), `content` (matching lines with "
+        "line numbers, optionally with `context` lines) or `count` (matching lines per file). "
+        "Long results are cut at the output limit; the notice says how many matches and files "
+        "were left out, and where the full result was saved. An invalid regex is reported as "
+        "an error, not as no matches. Read-only."
+    )
+    input_model = GrepInput
+    risk = Risk.READ
+
+    def __init__(self, *, rg_binary: str | None = None, use_rg: bool = True) -> None:
+        self._rg_binary = rg_binary
+        self._use_rg = use_rg
+
+    def _target(self, args: GrepInput, ctx: ToolContext) -> Path:
+        return resolve_confined(args.path or ".", ctx.workspace, ctx.extra_dirs)
+
+    def validate(self, args: GrepInput, ctx: ToolContext) -> None:
+        if not self._target(args, ctx).exists():
+            raise ToolError(ToolErrorKind.NOT_FOUND, f"path {args.path} does not exist")
+        if args.context is not None and args.output_mode != "content":
+            raise ToolError(
+                ToolErrorKind.INVALID_ARGUMENTS,
+                "field 'context' only applies to output_mode='content'",
+            )
+
+    def permission_target(self, args: GrepInput, ctx: ToolContext) -> PermissionTarget:
+        rel = display_path(self._target(args, ctx), ctx.workspace)
+        return PermissionTarget(
+            rule_class="read", subject=rel, summary=f"search {args.pattern!r} in {rel}"
+        )
+
+    def resources(self, args: GrepInput, ctx: ToolContext) -> Resources:
+        return Resources(reads=frozenset({tree_resource(self._target(args, ctx))}))
+
+    async def call(self, args: GrepInput, ctx: ToolContext) -> ToolOutput:
+        target = self._target(args, ctx)
+        cwd, arg = (target, ".") if target.is_dir() else (target.parent, target.name)
+        shown_cwd = display_path(cwd, ctx.workspace)
+        prefix = "" if shown_cwd == "." else f"{shown_cwd}/"
+        rg = (self._rg_binary or find_rg()) if self._use_rg else None
+        if rg is not None:
+            result = await run_rg(rg, _rg_flags(args, arg), cwd=cwd)
+            hits, note = _parse_rg(result, args.output_mode, prefix), _rg_note(result)
+        else:
+            hits, note = _python_grep(args, cwd, arg, prefix), FALLBACK_NOTE
+        _sort_newest_first(hits, ctx.workspace)
+        return _format(args, hits, display_path(target, ctx.workspace), ctx, note)
+
+
+def _rg_flags(args: GrepInput, arg: str) -> list[str]:
+    flags = ["--color", "never", "--max-columns", str(MAX_LINE_COLUMNS), "--max-columns-preview"]
+    if args.case_insensitive:
+        flags.append("--ignore-case")
+    if args.glob:
+        flags += ["--glob", args.glob]
+    if names_hidden(args.glob, args.path):
+        flags += ["--hidden", "--glob", "!.git"]
+    if args.output_mode == "files_with_matches":
+        flags.append("--files-with-matches")
+    elif args.output_mode == "count":
+        flags += ["--count", "--null"]
+    else:
+        flags += ["--line-number", "--with-filename", "--no-heading", "--null"]
+        if args.context:
+            flags += ["--context", str(args.context)]
+    return [*flags, "--regexp", args.pattern, "--", arg]
+
+
+def _parse_rg(result: RgResult, mode: OutputMode, prefix: str) -> list[FileHits]:
+    if result.exit_code == 2 and not result.stdout:
+        message = result.error_text() or "ripgrep failed"
+        if "regex" in message:
+            message += "\n(escape special characters such as ( [ { . * + ? to match them literally)"
+        raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, message)
+    text = result.stdout.decode("utf-8", errors="replace")
+    if mode == "files_with_matches":
+        return [FileHits(path=_join(prefix, line)) for line in text.splitlines() if line]
+    if mode == "count":
+        hits = []
+        for line in text.splitlines():
+            path, _, count = line.rpartition("\0")
+            hits.append(FileHits(path=_join(prefix, path), matches=int(count or 0)))
+        return hits
+    return _parse_content(text, prefix)
+
+
+def _parse_content(text: str, prefix: str) -> list[FileHits]:
+    by_path: dict[str, FileHits] = {}
+    current: FileHits | None = None
+    for line in text.split("\n"):
+        path, sep, rest = line.partition("\0")
+        if not sep:
+            if line == "--" and current is not None:
+                current.lines.append("--")
+            continue
+        current = by_path.get(path)
+        if current is None:
+            current = by_path[path] = FileHits(path=_join(prefix, path))
+        if _MATCH_LINE.match(rest):
+            current.matches += 1
+        current.lines.append(rest.removesuffix("\r"))
+    for hits in by_path.values():
+        while hits.lines and hits.lines[-1] == "--":
+            hits.lines.pop()
+    return list(by_path.values())
+
+
+def _join(prefix: str, path: str) -> str:
+    return prefix + path.removeprefix("./")
+
+
+def _rg_note(result: RgResult) -> str:
+    notes = []
+    if result.overflowed:
+        notes.append(
+            "(ripgrep's output was too large and was stopped early: totals are lower bounds)"
+        )
+    if result.exit_code == 2 and result.stderr.strip():
+        first = result.error_text().splitlines()[0]
+        notes.append(f"(ripgrep could not read some files, e.g.: {first})")
+    return "\n".join(notes)
+
+
+def _python_grep(args: GrepInput, cwd: Path, arg: str, prefix: str) -> list[FileHits]:
+    try:
+        regex = re.compile(args.pattern, re.IGNORECASE if args.case_insensitive else 0)
+    except re.error as exc:
+        raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"invalid regex: {exc}") from exc
+    root = cwd / arg
+    hidden = names_hidden(args.glob, args.path)
+    hits = []
+    for rel in walk_files(root, hidden=hidden):
+        if args.glob and not glob_matches(rel, args.glob):
+            continue
+        lines = read_text_file(root / rel)
+        if lines is None:
+            continue
+        numbers = [n for n, line in enumerate(lines) if regex.search(line)]
+        if not numbers:
+            continue
+        file_hits = FileHits(path=_join(prefix, rel if arg == "." else arg), matches=len(numbers))
+        if args.output_mode == "content":
+            file_hits.lines = _context_lines(lines, numbers, args.context or 0)
+        hits.append(file_hits)
+    return hits
+
+
+def _context_lines(lines: list[str], numbers: list[int], context: int) -> list[str]:
+    out: list[str] = []
+    matches = set(numbers)
+    last = -2
+    for n in numbers:
+        start, end = max(0, n - context), min(len(lines), n + context + 1)
+        if context and out and start > last + 1:
+            out.append("--")
+        for i in range(max(start, last + 1), end):
+            out.append(f"{i + 1}{':' if i in matches else '-'}{lines[i][:MAX_LINE_COLUMNS]}")
+        last = max(last, end - 1)
+    return out
+
+
+def _sort_newest_first(hits: list[FileHits], workspace: Path) -> None:
+    root = Path(os.path.realpath(workspace))
+    hits.sort(key=lambda h: (-mtime(root / h.path), h.path))
+
+
+def _format(
+    args: GrepInput, hits: list[FileHits], shown: str, ctx: ToolContext, note: str
+) -> ToolOutput:
+    """Render the hits, cut on whole lines at the output cap with an exact notice."""
+    total_matches = sum(h.matches for h in hits)
+    source = {"path": shown, "pattern": args.pattern, "files": len(hits)}
+    if args.output_mode != "files_with_matches":
+        source["matching_lines"] = total_matches
+    if not hits:
+        text = f"no matches for {args.pattern!r} in {shown}"
+        return ToolOutput(text="\n".join(filter(None, [text, note])), source=source)
+    rows = _rows(args.output_mode, hits)
+    files = _plural(len(hits), "file")
+    header = (
+        f"{files} match"
+        if args.output_mode == "files_with_matches"
+        else f"{_plural(total_matches, 'matching line')} in {files}"
+    )
+    budget = ctx.output_cap - NOTICE_ROOM - len(header)
+    used = shown_rows = 0
+    for line, *_ in rows:
+        if shown_rows and used + len(line) + 1 > budget:
+            break
+        used += len(line) + 1
+        shown_rows += 1
+    while shown_rows < len(rows) and shown_rows > 1 and rows[shown_rows - 1][3]:
+        shown_rows -= 1  # do not end on a file's path or the blank line before it
+    body = "\n".join([header, *(line for line, *_ in rows[:shown_rows])])
+    if shown_rows < len(rows):
+        body += "\n" + _cut_notice(args, rows, shown_rows, hits, total_matches, header, ctx)
+    return ToolOutput(text="\n".join(filter(None, [body, note])), source=source)
+
+
+Row = tuple[str, int, int, bool]
+"""An output line, the index of its file, how many matching lines it holds, and whether it
+only introduces a file's block (its path, or the blank line before it)."""
+
+
+def _rows(mode: OutputMode, hits: list[FileHits]) -> list[Row]:
+    if mode == "files_with_matches":
+        return [(h.path, i, 0, False) for i, h in enumerate(hits)]
+    if mode == "count":
+        return [(f"{h.path}: {h.matches}", i, h.matches, False) for i, h in enumerate(hits)]
+    rows: list[Row] = []
+    for i, h in enumerate(hits):
+        if i:
+            rows.append(("", i, 0, True))
+        rows.append((h.path, i, 0, True))
+        rows.extend((line, i, 1 if _MATCH_LINE.match(line) else 0, False) for line in h.lines)
+    return rows
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _cut_notice(
+    args: GrepInput,
+    rows: list[Row],
+    shown_rows: int,
+    hits: list[FileHits],
+    total_matches: int,
+    header: str,
+    ctx: ToolContext,
+) -> str:
+    spill = new_spill_path(ctx.data_dir, "grep")
+    save_spill("\n".join([header, *(line for line, *_ in rows)]) + "\n", spill)
+    files_shown = rows[shown_rows - 1][1] + 1
+    # The last file shown is complete only if the cut falls between two files.
+    complete = files_shown - (rows[shown_rows][1] == rows[shown_rows - 1][1])
+    if args.output_mode == "files_with_matches":
+        what = f"showing files 1-{files_shown} of {len(hits)}; {len(hits) - files_shown} omitted"
+    else:
+        matches_shown = sum(row[2] for row in rows[:shown_rows])
+        what = (
+            f"showing {matches_shown} of {total_matches} matching lines, in {complete} "
+            f"complete files of {len(hits)}; {total_matches - matches_shown} matching lines "
+            "omitted"
+        )
+    return (
+        f"[{what}. Narrow the search with a more specific pattern, `path` or `glob`, or read "
+        f"the full result with {read_on(spill, shown_rows + 2)}]"
+    )

@@ -1,0 +1,136 @@
+"""Running one command in its own process group, and making sure the whole group is gone after.
+
+The command gets stdin closed, stdout and stderr interleaved into one pipe, and a new session
+(so its process group is its own and it has no controlling terminal to prompt on). Its output
+streams into a bounded `HeadTailCollector`. On timeout or cancellation the group gets SIGTERM,
+then SIGKILL after a short grace. Background processes the command leaves behind when it exits
+are stopped the same way, so no call leaves orphans running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentcli.tools.output import CollectedOutput, HeadTailCollector
+
+KILL_GRACE_S = 0.5
+"""How long a group gets to exit after SIGTERM before SIGKILL."""
+EOF_WAIT_S = 2.0
+"""How long to wait for the pipe to close once the group is dead (a process that escaped the
+group with its own setsid may still hold it)."""
+_POLL_S = 0.02
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandResult:
+    exit_code: int | None
+    """None when the command was stopped for running past its timeout."""
+    output: CollectedOutput
+    duration_s: float
+    timed_out: bool
+    stopped_leftovers: bool
+    """Background processes were still running when the command exited and were stopped."""
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is in the process group."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            return True
+    return False
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def stop_group(proc: asyncio.subprocess.Process) -> None:
+    """SIGTERM the command's process group, SIGKILL it after KILL_GRACE_S, reap the leader."""
+    pgid = proc.pid
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + KILL_GRACE_S
+    try:
+        # Polling: the group's members are other processes, no event tells when they are gone.
+        while time.monotonic() < deadline and group_alive(pgid):  # noqa: ASYNC110
+            await asyncio.sleep(_POLL_S)
+    finally:
+        # Also on a second cancellation: never leave the group running.
+        _signal_group(pgid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            await asyncio.shield(proc.wait())
+
+
+async def run_in_group(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    timeout_s: float,
+    collector: HeadTailCollector,
+) -> CommandResult:
+    started = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=cwd,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
+    reader = asyncio.create_task(_pump(proc, collector))
+    timed_out = stopped_leftovers = False
+    try:
+        try:
+            await asyncio.wait_for(proc.wait(), timeout_s)
+        except TimeoutError:
+            timed_out = True
+            await stop_group(proc)
+        else:
+            if group_alive(proc.pid):
+                stopped_leftovers = True
+                await stop_group(proc)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(reader), EOF_WAIT_S)
+    except BaseException:
+        reader.cancel()
+        await asyncio.shield(stop_group(proc))
+        raise
+    if not reader.done():
+        reader.cancel()
+        # asyncio.wait, unlike awaiting the task, never mistakes the reader's cancellation
+        # for our own.
+        await asyncio.wait([reader])
+    return CommandResult(
+        exit_code=None if timed_out else proc.returncode,
+        output=collector.finish(),
+        duration_s=time.monotonic() - started,
+        timed_out=timed_out,
+        stopped_leftovers=stopped_leftovers,
+    )
+
+
+async def _pump(proc: asyncio.subprocess.Process, collector: HeadTailCollector) -> None:
+    assert proc.stdout is not None
+    while chunk := await proc.stdout.read(1 << 16):
+        collector.feed(chunk)

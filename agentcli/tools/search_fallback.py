@@ -1,0 +1,97 @@
+"""Pure-Python file listing and search, used by `glob` and `grep` only when no ripgrep binary
+exists. It skips hidden files and directories (`.git` included) and binary files, but does not
+read .gitignore; results say so."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+FALLBACK_NOTE = (
+    "(ripgrep not found: searched with a slower pure-Python fallback that does not apply "
+    ".gitignore)"
+)
+
+
+def walk_files(root: Path, *, hidden: bool = False) -> Iterator[str]:
+    """Paths of regular files under `root`, relative to it, in a stable order."""
+    if root.is_file():
+        yield root.name
+        return
+    for directory, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(
+            d for d in dirnames if d != ".git" and (hidden or not d.startswith("."))
+        )
+        rel_dir = os.path.relpath(directory, root)
+        for name in sorted(filenames):
+            if not hidden and name.startswith("."):
+                continue
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            if (Path(directory) / name).is_file():
+                yield rel
+
+
+@functools.lru_cache(maxsize=64)
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A regex for a .gitignore-style glob: without a `/` it matches a file name at any depth;
+    `**` spans directories, `*` and `?` stay inside one, `{a,b}` is an alternative."""
+    anchored = "/" in pattern.rstrip("/")
+    body = _translate(pattern.lstrip("/"))
+    return re.compile(body if anchored else f"(?:.*/)?{body}")
+
+
+def _translate(pattern: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "{" and "}" in pattern[i:]:
+            end = pattern.index("}", i)
+            options = pattern[i + 1 : end].split(",")
+            out.append("(?:" + "|".join(_translate(o) for o in options) + ")")
+            i = end + 1
+        elif pattern[i] == "[" and "]" in pattern[i + 1 :]:
+            end = pattern.index("]", i + 1)
+            out.append("[" + pattern[i + 1 : end].replace("!", "^", 1) + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
+def glob_matches(rel: str, pattern: str) -> bool:
+    return glob_regex(pattern).fullmatch(rel) is not None
+
+
+def read_text_file(path: Path) -> list[str] | None:
+    """The lines of a text file, or None for binary or unreadable files."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\x00" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace").split("\n")
+
+
+def mtime(path: Path) -> float:
+    """Modification time for sorting newest first; 0 for files that vanished meanwhile."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -1,0 +1,216 @@
+"""`shell`: run a bash command in the workspace root.
+
+Each call is a fresh `bash -c` (through the OS sandbox when the session has one) in its own
+process group with stdin closed; stdout and stderr are interleaved in order and capped head+tail
+with the total line count; on timeout or cancellation the whole group is killed. The exit code is
+in the result; a non-zero exit is reported as an error result, except exit 1 of commands for
+which 1 means "no match" or "differs" (grep, rg, diff, cmp, test).
+
+`is_read_only_command` decides whether a command may run in parallel with other reads. It is
+deliberately conservative: anything it does not fully understand is treated as a writer.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from pydantic import Field
+
+from agentcli.errors import ToolError, ToolErrorKind
+from agentcli.tools.base import (
+    EXCLUSIVE,
+    PermissionTarget,
+    Resources,
+    Risk,
+    Tool,
+    ToolContext,
+    ToolInput,
+    ToolOutput,
+    tree_resource,
+)
+from agentcli.tools.output import NOTICE_ROOM, HeadTailCollector, new_spill_path
+from agentcli.tools.process_group import CommandResult, run_in_group
+
+DEFAULT_TIMEOUT_S = 120.0
+MAX_TIMEOUT_S = 600.0
+HEADER_ROOM = 300
+
+_EXIT_1_IS_NORMAL = {
+    "grep": "no line matched",
+    "egrep": "no line matched",
+    "fgrep": "no line matched",
+    "rg": "no line matched",
+    "diff": "the inputs differ",
+    "cmp": "the inputs differ",
+    "test": "the test is false",
+    "[": "the test is false",
+}
+
+
+class ShellInput(ToolInput):
+    command: str = Field(min_length=1, description="The bash command to run.")
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_TIMEOUT_S,
+        description=f"Seconds before the command is stopped (default {DEFAULT_TIMEOUT_S:g}, "
+        f"max {MAX_TIMEOUT_S:g}).",
+    )
+
+
+class Shell(Tool[ShellInput]):
+    name = "shell"
+    description = (
+        "Run a bash command in the workspace root and return its exit code and output (stdout "
+        "and stderr interleaved). Each call is a fresh shell: `cd` and variables do not carry "
+        "over. stdin is closed, so interactive commands fail instead of waiting. The command "
+        f"is stopped after `timeout` seconds (default {DEFAULT_TIMEOUT_S:g}, max "
+        f"{MAX_TIMEOUT_S:g}) together with every process it started; background processes "
+        "still running when it exits are stopped too. Long output keeps its beginning and end; "
+        "the middle is saved to a file the result names. A non-zero exit code is reported as "
+        "an error, except exit code 1 of grep, rg, diff, cmp and test. Use read_file, grep and "
+        "glob rather than cat, grep or find to read and search files."
+    )
+    input_model = ShellInput
+    risk = Risk.EXECUTE
+
+    def permission_target(self, args: ShellInput, ctx: ToolContext) -> PermissionTarget:
+        summary = args.command if len(args.command) <= 200 else f"{args.command[:200]}…"
+        return PermissionTarget(rule_class="shell", subject=args.command, summary=f"run {summary}")
+
+    def preview(self, args: ShellInput, ctx: ToolContext) -> str:
+        where = " (sandboxed)" if ctx.sandbox is not None else ""
+        return f"$ {args.command}\nin {ctx.workspace}{where}"
+
+    def resources(self, args: ShellInput, ctx: ToolContext) -> Resources:
+        if is_read_only_command(args.command):
+            return Resources(reads=frozenset({tree_resource(Path("/"))}))
+        return EXCLUSIVE
+
+    async def call(self, args: ShellInput, ctx: ToolContext) -> ToolOutput:
+        argv = ["bash", "-c", args.command]
+        if ctx.sandbox is not None:
+            argv = ctx.sandbox.wrap(argv, cwd=ctx.workspace)
+        timeout = args.timeout or DEFAULT_TIMEOUT_S
+        limit = max(ctx.output_cap - NOTICE_ROOM - HEADER_ROOM, 1000)
+        collector = HeadTailCollector(limit, new_spill_path(ctx.data_dir, "shell"))
+        result = await run_in_group(argv, cwd=ctx.workspace, timeout_s=timeout, collector=collector)
+        output = result.output.text or "(no output)"
+        if result.timed_out:
+            raise ToolError(
+                ToolErrorKind.TIMEOUT,
+                f"the command did not finish within {timeout:g} s and was stopped, together "
+                "with every process it started. If it needs longer, pass a larger `timeout` "
+                f"(max {MAX_TIMEOUT_S:g}); otherwise make it finish faster. Output before it "
+                f"was stopped ({_size(result)}):\n{output}",
+            )
+        return _success(args.command, result, output, ctx)
+
+
+def _success(command: str, result: CommandResult, output: str, ctx: ToolContext) -> ToolOutput:
+    code = result.exit_code
+    assert code is not None
+    normal_failure = _EXIT_1_IS_NORMAL.get(_last_program(command)) if code == 1 else None
+    if code < 0:
+        status = f"killed by signal {-code}"
+    elif normal_failure:
+        status = f"exit code 1 ({normal_failure}; not an error)"
+    else:
+        status = f"exit code {code}"
+    header = f"{status}; {result.duration_s:.2f} s; {_size(result)}"
+    notes = []
+    if result.stopped_leftovers:
+        notes.append(
+            "[background processes were still running when the command exited and were "
+            "stopped; run a server and its client in one command if you need both]"
+        )
+    failed = code != 0 and not normal_failure
+    if failed and ctx.sandbox is not None:
+        explanation = ctx.sandbox.explain_failure(result.output.text, code)
+        if explanation:
+            notes.append(f"[sandbox: {explanation}]")
+    text = "\n".join([header, output.rstrip("\n"), *notes])
+    return ToolOutput(
+        text=text,
+        is_error=failed,
+        source={
+            "command": command,
+            "exit_code": code,
+            "duration_s": round(result.duration_s, 3),
+            "output_lines": result.output.total_lines,
+            "output_bytes": result.output.total_bytes,
+        },
+    )
+
+
+def _size(result: CommandResult) -> str:
+    lines = result.output.total_lines
+    return f"{lines} line{'' if lines == 1 else 's'} of output"
+
+
+def _last_program(command: str) -> str:
+    """The program whose exit code bash reports: the first word of the last simple command."""
+    tokens = _tokens(command) or []
+    for index in range(len(tokens) - 1, -1, -1):
+        if tokens[index] in _SEPARATORS:
+            tokens = tokens[index + 1 :]
+            break
+    words = [t for t in tokens if "=" not in t or t.startswith("=")]
+    return Path(words[0]).name if words else ""
+
+
+# --- the read-only classifier -------------------------------------------------------------
+
+_SEPARATORS = {"|", "&&", "||", ";"}
+_SIMPLE_READERS = {"ls", "cat", "head", "tail", "wc", "pwd", "echo", "grep", "egrep", "fgrep"}
+_GIT_READERS = {"status", "diff", "log", "show"}
+_FIND_WRITERS = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0"}
+_FIND_WRITERS |= {"-fprintf", "-fls"}
+
+
+def _tokens(command: str) -> list[str] | None:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()")
+    lexer.whitespace_split = True
+    lexer.commenters = ""  # a `#` inside a word must not hide what follows it
+    try:
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+def is_read_only_command(command: str) -> bool:
+    """True only for commands that certainly change nothing: simple commands (or pipelines and
+    lists of them) from a small set of readers, without redirection, substitution, expansion
+    of variables, background jobs or subshells."""
+    if any(c in command for c in "\n\r`$") or "<(" in command:
+        return False
+    tokens = _tokens(command)
+    if not tokens:
+        return False
+    segment: list[str] = []
+    for token in [*tokens, ";"]:
+        if token in _SEPARATORS:
+            if not segment or not _reads_only(segment):
+                return False
+            segment = []
+        elif any(c in token for c in ";&|<>()"):
+            return False  # redirections, `&`, `|&`, subshells
+        else:
+            segment.append(token)
+    return True
+
+
+def _reads_only(words: list[str]) -> bool:
+    program, args = words[0], words[1:]
+    if program in _SIMPLE_READERS:
+        return True
+    if program == "rg":
+        return not any(a.startswith("--pre") for a in args)
+    if program == "find":
+        return not any(a in _FIND_WRITERS for a in args)
+    if program == "git":
+        if not args or args[0] not in _GIT_READERS:
+            return False
+        return not any(a.startswith(("--output", "--ext-diff", "--exec")) for a in args)
+    return False
