@@ -1,0 +1,1 @@
+"""Example tools built on agentcli's Tool API."""
