@@ -143,6 +143,27 @@ class ToolContext:
     """Maximum characters of one tool result; longer output is cut and spilled to a file."""
 
 
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The pydantic schema without what only costs tokens: titles, and `anyOf [X, null]` with a
+    null default for optional fields (they are simply not required)."""
+    schema = {k: v for k, v in schema.items() if k != "title"}
+    for key in ("properties", "$defs"):
+        if key in schema:
+            schema[key] = {name: _compact_field(sub) for name, sub in schema[key].items()}
+    return schema
+
+
+def _compact_field(field_schema: dict[str, Any]) -> dict[str, Any]:
+    out = compact_schema(field_schema)
+    options = out.get("anyOf")
+    if isinstance(options, list) and out.get("default", ...) is None:
+        rest = [o for o in options if o != {"type": "null"}]
+        if len(rest) == 1 and len(options) == 2:
+            del out["anyOf"], out["default"]
+            out = {**rest[0], **out}
+    return out
+
+
 class Tool(ABC, Generic[InputT]):
     """Base class of every tool."""
 
@@ -152,8 +173,7 @@ class Tool(ABC, Generic[InputT]):
     risk: ClassVar[Risk]
 
     def spec(self) -> ToolSpec:
-        schema = self.input_model.model_json_schema()
-        schema.pop("title", None)
+        schema = compact_schema(self.input_model.model_json_schema())
         return ToolSpec(name=self.name, description=self.description, input_schema=schema)
 
     def validate(self, args: InputT, ctx: ToolContext) -> None:
