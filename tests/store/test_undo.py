@@ -1,0 +1,205 @@
+"""Undo: per-task checkpoints restore what a task changed, through its tools or through shell,
+in a git repository and outside one, never touching the user's index, HEAD, branches or
+unrelated work, and refusing when a file was changed after the task ended."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentcli import checkpoints
+from agentcli.permissions import PermissionMode
+from agentcli.store.db import connect
+from agentcli.testing import ScriptedModel, respond, text, tool_use
+from agentcli.tools.read_file import ReadFile
+from agentcli.tools.shell import Shell
+from agentcli.tools.write_file import WriteFile
+from agentcli.ui.sessions import find_resumed, open_session, undo_command
+
+SHELL_CHANGES = "echo v2 > edit.txt && rm gone.txt && mkdir -p sub && echo deep > sub/d.txt"
+
+
+def git(workspace: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+def seed(workspace: Path) -> None:
+    (workspace / "keep.txt").write_text("keep\n")
+    (workspace / "edit.txt").write_text("v1\n")
+    (workspace / "gone.txt").write_text("bye\n")
+    (workspace / "tool.txt").write_text("before\n")
+
+
+def git_state(workspace: Path) -> dict[str, str]:
+    return {
+        "head": git(workspace, "rev-parse", "HEAD"),
+        "branches": git(workspace, "branch", "--list", "-v"),
+        "index": git(workspace, "ls-files", "--stage"),
+        "staged": git(workspace, "diff", "--cached"),
+    }
+
+
+async def run_task(manager_factory: Any, workspace: Path, *calls: dict[str, Any]) -> str:
+    session = open_session(None, workspace=workspace, model="scripted")
+    model = ScriptedModel([*(respond(call) for call in calls), respond(text("done"))])
+    manager = manager_factory(
+        model,
+        workspace,
+        session.journal,
+        tools=[ReadFile(), WriteFile(), Shell()],
+        mode=PermissionMode.YOLO,
+    )
+    result = await manager.run_task("change things")
+    assert all(c["status"] == "succeeded" for c in result.tool_calls), result.tool_calls
+    return result.task_id
+
+
+def undo(workspace: Path, task: str | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = undo_command(workspace, task, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+TASK_CALLS = (
+    tool_use("read_file", {"path": "tool.txt"}),
+    tool_use("write_file", {"path": "tool.txt", "content": "after\n"}),
+    tool_use("write_file", {"path": "new.txt", "content": "created\n"}),
+    tool_use("shell", {"command": SHELL_CHANGES}),
+)
+
+
+def assert_task_applied(workspace: Path) -> None:
+    assert (workspace / "edit.txt").read_text() == "v2\n"
+    assert not (workspace / "gone.txt").exists()
+    assert (workspace / "sub" / "d.txt").read_text() == "deep\n"
+    assert (workspace / "new.txt").read_text() == "created\n"
+
+
+def assert_restored(workspace: Path) -> None:
+    assert (workspace / "edit.txt").read_text() == "v1\n"
+    assert (workspace / "gone.txt").read_text() == "bye\n"
+    assert (workspace / "tool.txt").read_text() == "before\n"
+    assert not (workspace / "new.txt").exists()
+    assert not (workspace / "sub").exists()
+    assert (workspace / "keep.txt").read_text() == "keep\n"
+
+
+async def test_undo_in_git_restores_tool_and_shell_changes_only(
+    workspace: Path, manager_factory: Any
+) -> None:
+    seed(workspace)
+    (workspace / "unrelated.txt").write_text("committed\n")
+    (workspace / "staged.txt").write_text("committed\n")
+    git(workspace, "init", "-q", "-b", "main")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-q", "-m", "base")
+    (workspace / "unrelated.txt").write_text("the user's uncommitted work\n")
+    (workspace / "staged.txt").write_text("staged by the user\n")
+    git(workspace, "add", "staged.txt")
+    before = git_state(workspace)
+
+    task_id = await run_task(manager_factory, workspace, *TASK_CALLS)
+    assert_task_applied(workspace)
+    assert git_state(workspace) == before  # checkpoints did not touch index, HEAD or branches
+    ref = git(workspace, "rev-parse", f"refs/agentcli/checkpoints/{task_id}").strip()
+    assert git(workspace, "rev-parse", f"{ref}^").strip()  # end commit, parent = start
+
+    code, out, err = undo(workspace)
+    assert (code, err) == (0, "")
+    assert f"undid task {task_id}" in out and "removed new.txt" in out
+    assert_restored(workspace)
+    assert (workspace / "unrelated.txt").read_text() == "the user's uncommitted work\n"
+    assert git_state(workspace) == before
+    assert undo(workspace)[0] == 1  # nothing left to undo
+
+
+async def test_undo_outside_git_restores_shell_changes(
+    workspace: Path, manager_factory: Any
+) -> None:
+    seed(workspace)
+    await run_task(manager_factory, workspace, *TASK_CALLS)
+    assert_task_applied(workspace)
+    code, out, err = undo(workspace)
+    assert (code, err) == (0, "")
+    assert "restored edit.txt" in out and "restored gone.txt" in out
+    assert_restored(workspace)
+
+
+@pytest.mark.parametrize("in_git", [True, False])
+async def test_undo_refuses_when_a_file_changed_after_the_task(
+    workspace: Path, manager_factory: Any, in_git: bool
+) -> None:
+    seed(workspace)
+    if in_git:
+        git(workspace, "init", "-q")
+    task_id = await run_task(manager_factory, workspace, *TASK_CALLS)
+    (workspace / "edit.txt").write_text("the user's later edit\n")
+    code, out, err = undo(workspace, task_id)
+    assert code == 1 and out == ""
+    assert "refusing to undo task" in err and "changed after the task ended" in err
+    assert "  edit.txt\n" in err and "new.txt" not in err
+    assert (workspace / "new.txt").exists()  # nothing was restored
+    assert (workspace / "edit.txt").read_text() == "the user's later edit\n"
+
+
+async def test_undo_walks_back_task_by_task(workspace: Path, manager_factory: Any) -> None:
+    seed(workspace)
+    git(workspace, "init", "-q")
+    await run_task(manager_factory, workspace, tool_use("shell", {"command": "echo A > a.txt"}))
+    await run_task(manager_factory, workspace, tool_use("shell", {"command": "echo B >> a.txt"}))
+    assert (workspace / "a.txt").read_text() == "A\nB\n"
+    assert undo(workspace)[0] == 0
+    assert (workspace / "a.txt").read_text() == "A\n"
+    assert undo(workspace)[0] == 0
+    assert not (workspace / "a.txt").exists()
+
+
+async def test_a_large_tree_outside_git_keeps_tool_pre_images_and_names_the_rest(
+    workspace: Path, manager_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(checkpoints, "MAX_FILES", 2)
+    seed(workspace)
+    await run_task(
+        manager_factory,
+        workspace,
+        tool_use("read_file", {"path": "tool.txt"}),
+        tool_use("write_file", {"path": "tool.txt", "content": "after\n"}),
+    )
+    assert undo(workspace)[0] == 0
+    assert (workspace / "tool.txt").read_text() == "before\n"
+
+    await run_task(manager_factory, workspace, *TASK_CALLS)
+    code, _, err = undo(workspace)
+    assert code == 1 and "no saved copy of these files" in err
+    assert "  edit.txt\n" in err and "  gone.txt\n" in err and "tool.txt" not in err
+
+
+async def test_an_interrupted_task_can_be_undone_after_its_session_is_recovered(
+    workspace: Path,
+) -> None:
+    seed(workspace)
+    session = open_session(None, workspace=workspace, model="m")
+    journal = session.journal
+    journal.task_started("T-KILLED", "change")
+    assert journal.checkpoints is not None
+    journal.checkpoints.before_change("T-KILLED", None)
+    (workspace / "edit.txt").write_text("half done\n")
+    # ... and the process dies here: the task never ends.
+    code, _, err = undo(workspace)
+    assert code == 1 and "has not ended" in err
+    resumed = find_resumed(session.session_id, False, workspace)
+    open_session(resumed, workspace=workspace, model="m")
+    assert undo(workspace)[0] == 0
+    assert (workspace / "edit.txt").read_text() == "v1\n"
+    assert connect().execute("SELECT undone_at FROM checkpoints").fetchone()[0] is not None
