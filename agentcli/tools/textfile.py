@@ -171,27 +171,54 @@ def commit(plan: WritePlan, ctx: ToolContext, roots: Iterable[Path]) -> None:
 
 
 def write_atomic(path: Path, data: bytes, roots: Iterable[Path]) -> None:
-    """Replace or create `path` (a resolved real path) with `data`."""
+    """Replace or create `path` (a resolved real path inside one of `roots`) with `data`."""
+    dir_fd = _open_parent(path, roots)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as exc:
-        raise _os_error(path.parent, exc) from exc
-    try:
-        _check_pinned_dir(dir_fd, path.parent, roots)
         _replace_in_dir(dir_fd, path.name, data)
     finally:
         os.close(dir_fd)
 
 
-def _check_pinned_dir(dir_fd: int, expected: Path, roots: Iterable[Path]) -> None:
-    proc = Path(f"/proc/self/fd/{dir_fd}")
-    real = proc.readlink() if proc.exists() else Path(os.path.realpath(expected))
-    if not any(real == root or root in real.parents for root in roots):
-        raise ToolError(
-            ToolErrorKind.PERMISSION_DENIED,
-            f"{expected} now resolves to {real}, outside the workspace; nothing was written",
-        )
+def _open_parent(path: Path, roots: Iterable[Path]) -> int:
+    """Open `path`'s directory by walking down from its root one component at a time with
+    O_NOFOLLOW, creating what is missing: a symlink swapped into the chain after the path was
+    checked is refused instead of followed, and nothing is created outside the root."""
+    inside = [r for r in roots if r == path.parent or r in path.parent.parents]
+    if not inside:
+        raise ToolError(ToolErrorKind.PERMISSION_DENIED, f"{path} is outside the workspace")
+    root = max(inside, key=lambda r: len(r.parts))
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+    try:
+        fd = os.open(root, flags)
+    except OSError as exc:
+        raise _os_error(root, exc) from exc
+    walked = root
+    for part in path.parent.relative_to(root).parts:
+        walked = walked / part
+        try:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o777, dir_fd=fd)
+            next_fd = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
+        except OSError as exc:
+            is_link = _is_symlink(part, fd)
+            os.close(fd)
+            if is_link:
+                raise ToolError(
+                    ToolErrorKind.PERMISSION_DENIED,
+                    f"{walked} is a symlink (it was not when the path was checked); "
+                    "nothing was written",
+                ) from exc
+            raise _os_error(walked, exc) from exc
+        os.close(fd)
+        fd = next_fd
+    return fd
+
+
+def _is_symlink(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _replace_in_dir(dir_fd: int, name: str, data: bytes) -> None:
