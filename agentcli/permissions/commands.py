@@ -1,0 +1,258 @@
+"""What a shell command does, judged from its parsed words: read-only, destructive, touching
+protected paths, or needing more than the sandbox gives (network, writes to `.git`).
+
+These are code, not the model's opinion. The read-only set is deliberately small and each entry
+is checked for the options that would make it write or run something else (`find -exec`,
+`rg --pre`, `git diff --output`); destructive detection looks through wrappers such as
+`env`, `sudo`, `xargs`, `bash -c` and `find -exec`. Obfuscation through expansions can hide a
+destructive command from these checks; in auto mode the OS sandbox is the boundary.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from agentcli.permissions.shell import (
+    ParsedCommand,
+    SimpleCommand,
+    parse_command,
+    rough_commands,
+)
+
+READ_ONLY_PLAIN = frozenset({"ls", "cat", "head", "tail", "wc", "grep", "pwd", "echo"})
+GIT_READ_ONLY = frozenset({"status", "diff", "log", "show"})
+GIT_READS_REPOSITORY = frozenset(
+    {
+        *GIT_READ_ONLY,
+        *("blame", "ls-files", "ls-tree", "rev-parse", "rev-list", "describe", "grep"),
+        *("shortlog", "cat-file", "show-ref", "for-each-ref", "merge-base", "name-rev"),
+        *("version", "help", "check-ignore", "var"),
+    }
+)
+"""git subcommands that only read the repository (they run with `.git` read-only)."""
+FIND_ACTIONS = frozenset(
+    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
+)
+PROTECTED_DIRS = (".git", ".agentcli")
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+_WRAPPERS = frozenset({"sudo", "doas", "env", "nice", "nohup", "time", "timeout", "command"})
+_WRAPPERS_MORE = frozenset({"exec", "builtin", "stdbuf", "ionice", "chronic", "xargs"})
+_WRAPPER_ARG_OPTIONS = frozenset({"-u", "-g", "-n", "-I", "-L", "-P", "-d", "-E", "-s", "-a"})
+_NETWORK_TOOLS = frozenset(
+    {"curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "telnet", "ftp", "http"}
+)
+_NETWORK_SUBCOMMANDS = {
+    "git": {"fetch", "pull", "push", "clone", "ls-remote", "submodule"},
+    "pip": {"install", "download"},
+    "pip3": {"install", "download"},
+    "uv": {"add", "sync", "lock", "pip"},
+    "npm": {"install", "i", "ci", "update", "add", "publish"},
+    "pnpm": {"install", "i", "add", "update", "publish"},
+    "yarn": {"install", "add", "upgrade", "publish"},
+    "cargo": {"install", "fetch", "update", "publish", "add"},
+    "go": {"get", "install", "mod"},
+    "gem": {"install"},
+    "bundle": {"install", "update"},
+    "docker": {"pull", "push", "login"},
+}
+
+
+def is_read_only(command: str) -> bool:
+    """True when every part of `command` is a built-in read-only command, with nothing that
+    writes or runs anything else (no substitution, no redirection into a file)."""
+    parsed = parse_command(command)
+    return parsed.narrow_matchable and all(is_read_only_part(part) for part in parsed.parts)
+
+
+def is_read_only_part(part: SimpleCommand) -> bool:
+    if part.assignments or not part.argv or "/" in part.name:
+        return False
+    name, args = part.name, part.argv[1:]
+    if name in READ_ONLY_PLAIN:
+        return True
+    if name == "find":
+        return not part.has_glob() and not any(arg in FIND_ACTIONS for arg in args)
+    if name == "rg":
+        return not part.has_glob() and not any(arg.startswith("--pre") for arg in args)
+    if name == "git":
+        return _git_read_only(part)
+    return False
+
+
+def _git_read_only(part: SimpleCommand) -> bool:
+    # Options before the subcommand (-c, -C, --git-dir, ...) can run programs or point git at a
+    # repository with hooks of its own, so only `git <subcommand>` qualifies.
+    if len(part.argv) < 2 or part.argv[1] not in GIT_READ_ONLY or part.has_glob():
+        return False
+    for arg in part.argv[2:]:
+        option = arg.split("=", 1)[0]
+        if len(option) >= 4 and "--output".startswith(option):
+            return False  # git accepts unambiguous prefixes: --out=FILE writes FILE
+    return True
+
+
+def git_subcommand(part: SimpleCommand) -> tuple[str | None, list[str]]:
+    """The git subcommand and its arguments, skipping global options (`-C dir`, `-c k=v`)."""
+    args = list(part.argv[1:])
+    while args and args[0].startswith("-"):
+        option = args.pop(0)
+        if option in ("-C", "-c") and args:
+            args.pop(0)
+    return (args[0], args[1:]) if args else (None, [])
+
+
+def unwrapped(part: SimpleCommand, depth: int = 0) -> Iterator[SimpleCommand]:
+    """The command itself and what it runs through wrappers (`sudo`, `env`, `xargs`,
+    `bash -c`, `eval`, `find -exec`), recursively."""
+    yield part
+    if depth > 4 or not part.argv:
+        return
+    name = Path(part.name).name
+    args = list(part.argv[1:])
+    if name in _WRAPPERS or name in _WRAPPERS_MORE:
+        while args and (args[0].startswith("-") or "=" in args[0] or _is_duration(args[0])):
+            option = args.pop(0)
+            if option in _WRAPPER_ARG_OPTIONS and args:
+                args.pop(0)
+        if args:
+            yield from unwrapped(SimpleCommand(assignments=(), argv=tuple(args)), depth + 1)
+    elif name in _SHELLS and "-c" in args[:-1]:
+        yield from _commands_in(args[args.index("-c") + 1], depth)
+    elif name == "eval" and args:
+        yield from _commands_in(" ".join(args), depth)
+    elif name == "find":
+        for index, arg in enumerate(args):
+            if arg in ("-exec", "-execdir", "-ok", "-okdir") and index + 1 < len(args):
+                inner = tuple(a for a in args[index + 1 :] if a not in (";", "+", "{}"))
+                yield from unwrapped(SimpleCommand(assignments=(), argv=inner), depth + 1)
+
+
+def _is_duration(word: str) -> bool:
+    return bool(re.fullmatch(r"\d+(\.\d+)?[smhd]?", word))
+
+
+def _commands_in(source: str, depth: int) -> Iterator[SimpleCommand]:
+    parsed = parse_command(source)
+    for part in parsed.commands() if parsed.ok else rough_commands(source):
+        yield from unwrapped(part, depth + 1)
+
+
+def every_command(parsed: ParsedCommand) -> list[SimpleCommand]:
+    """Every simple command the string may run, nested and wrapped ones included; a rough
+    split when parsing failed. For deny rules and destructive checks."""
+    base = parsed.commands() if parsed.ok else rough_commands(parsed.source)
+    return [inner for part in base for inner in unwrapped(part)]
+
+
+def destructive_reason(part: SimpleCommand) -> str | None:
+    """Why this command is destructive (loses work that cannot be recovered), or None."""
+    if not part.argv:
+        return None
+    name = Path(part.name).name
+    if name == "rm" and _has_flag(_options(part.argv[1:]), "f", "--force"):
+        return "forced rm"
+    if name != "git":
+        return None
+    sub, args = git_subcommand(part)
+    options = _options(args)
+    if sub == "reset" and "--hard" in options:
+        return "git reset --hard"
+    if sub == "clean" and _has_flag(options, "f", "--force"):
+        return "git clean -f"
+    if sub == "checkout" and ("--" in args or "." in args or _has_flag(options, "f", "--force")):
+        return "git checkout that discards changes"
+    if sub == "restore":
+        return "git restore"
+    if sub == "push" and (
+        _has_flag(options, "f", "--force")
+        or any(o.startswith(("--force", "--mirror", "--delete")) for o in options)
+        or any(a.startswith(("+", ":")) for a in args if not a.startswith("-"))
+    ):
+        return "git push --force"
+    if sub == "branch" and (
+        _has_flag(options, "D")
+        or (_has_flag(options, "d", "--delete") and _has_flag(options, "f", "--force"))
+    ):
+        return "git branch -D"
+    if sub == "stash" and args[:1] in (["drop"], ["clear"]):
+        return f"git stash {args[0]}"
+    return None
+
+
+def _options(args: Iterable[str]) -> list[str]:
+    options = []
+    for arg in args:
+        if arg == "--":
+            break
+        if arg.startswith("-") and arg != "-":
+            options.append(arg)
+    return options
+
+
+def _has_flag(options: list[str], short: str, long: str | None = None) -> bool:
+    """Is `-<short>` given, alone or in a cluster such as `-rf`, or the long form?"""
+    return any(
+        option == long or (not option.startswith("--") and short in option[1:])
+        for option in options
+    )
+
+
+def is_protected_path(path: str, user_config_dir: Path | None = None) -> bool:
+    """Does `path` (a word from a command, or a tool's target) name something under `.git/`,
+    `.agentcli/` or the user's agentcli config directory?"""
+    for piece in path.split("="):
+        components = [c for c in re.split(r"[/\\]", piece) if c]
+        if any(c in PROTECTED_DIRS for c in components):
+            return True
+        if user_config_dir is not None:
+            expanded = os.path.expandvars(str(Path(piece).expanduser()))
+            config = str(user_config_dir).rstrip("/")
+            if expanded == config or expanded.startswith(config + "/"):
+                return True
+    return False
+
+
+def protected_write_reason(part: SimpleCommand, user_config_dir: Path | None) -> str | None:
+    """Why this command may write to `.git/` or agentcli's config, or None."""
+    for target in part.file_writes:
+        if is_protected_path(target, user_config_dir):
+            return f"a redirection into {target}"
+    if not part.argv or is_read_only_part(part):
+        return None
+    if Path(part.name).name == "git":
+        sub, args = git_subcommand(part)
+        if sub == "config" and not any(a.startswith(("--get", "--list", "-l")) for a in args):
+            return "git config (writes .git/config)"
+        return None  # git itself maintains .git; its destructive forms are checked separately
+    for word in part.argv[1:]:
+        if is_protected_path(word, user_config_dir):
+            return f"{part.name} on {word}"
+    return None
+
+
+def needs_git_write(part: SimpleCommand) -> bool:
+    """A git command that changes the repository (so needs `.git` writable)."""
+    if part.assignments or Path(part.name).name != "git":
+        return False
+    sub, _ = git_subcommand(part)
+    return sub is not None and sub not in GIT_READS_REPOSITORY
+
+
+def needs_network(part: SimpleCommand) -> bool:
+    """A command known to need the network (package installs, git fetch/push, curl, ...)."""
+    if not part.argv:
+        return False
+    name = Path(part.name).name
+    if name in _NETWORK_TOOLS:
+        return True
+    if name.startswith("python") and part.argv[1:3] == ("-m", "pip"):
+        return len(part.argv) > 3 and part.argv[3] in _NETWORK_SUBCOMMANDS["pip"]
+    sub = git_subcommand(part)[0] if name == "git" else _first_word(part.argv[1:])
+    return sub is not None and sub in _NETWORK_SUBCOMMANDS.get(name, ())
+
+
+def _first_word(args: Iterable[str]) -> str | None:
+    return next((a for a in args if not a.startswith("-")), None)

@@ -1,0 +1,200 @@
+"""The permission policy: mode × risk × rules → allow / ask / deny.
+
+Order of precedence, first match wins:
+1. a `deny` rule (from any config level or `--deny`) denies, in every mode;
+2. `yolo` allows everything else;
+3. `read-only` denies every write, external action and command outside the built-in
+   read-only set;
+4. destructive commands and writes to `.git/` or agentcli's own config ask, even under an
+   allow rule;
+5. an `ask` rule asks;
+6. an `allow` rule allows (for shell, every part of a compound command must be allowed, and
+   commands with substitutions or redirections into files are allowed only by `shell(*)`);
+7. the mode's default: reads allowed; workspace writes allowed in `accept-edits` and `auto`;
+   the built-in read-only commands allowed; in `auto`, other commands allowed because they run
+   inside the OS sandbox, except those that need more than it gives (git commands that change
+   the repository, network installs) — those ask; everything else asks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli.errors import UsageError
+from agentcli.permissions import Decision, PermissionMode, Verdict
+from agentcli.permissions.commands import (
+    destructive_reason,
+    every_command,
+    is_protected_path,
+    is_read_only_part,
+    needs_git_write,
+    needs_network,
+    protected_write_reason,
+)
+from agentcli.permissions.persist import append_allow_rule
+from agentcli.permissions.rules import PATH_CLASSES, RuleKind, RuleSet, parse_rule
+from agentcli.permissions.shell import ParsedCommand, SimpleCommand, parse_command
+from agentcli.permissions.suggest import command_rule, path_rule
+from agentcli.tools.base import PermissionTarget, Risk
+
+YOLO_HINT = "only --permission-mode yolo runs it without asking"
+
+
+@dataclass(kw_only=True)
+class RulePolicy:
+    """The real `PermissionPolicy`. `mode` may change during a session (`/mode`)."""
+
+    mode: PermissionMode
+    rules: RuleSet = field(default_factory=RuleSet)
+    sandbox_available: bool = False
+    """Commands run inside a working OS sandbox (auto mode relies on it)."""
+    sandbox_problem: str | None = None
+    """Why there is no sandbox, said once when auto mode has to ask instead."""
+    persist_to: Path | None = None
+    """Where "always" answers are saved (`.agentcli/config.local.toml`), or nowhere."""
+    user_config_dir: Path | None = None
+    notices: list[str] = field(default_factory=list)
+    """Things the user should hear about (printed by the UI)."""
+    _groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    _said_no_sandbox: bool = False
+
+    def decide(self, risk: Risk, target: PermissionTarget) -> Verdict:
+        if target.rule_class == "shell":
+            return self._decide_shell(target.subject)
+        return self._decide_other(risk, target)
+
+    def remember(self, rule: str) -> None:
+        """Allow `rule` (and the rules suggested with it) for the session, and save them."""
+        for text in self._groups.get(rule, (rule,)):
+            if any(existing.text == text for existing in self.rules.allow):
+                continue
+            self.rules.allow.append(parse_rule(text, "session"))
+            if self.persist_to is None:
+                continue
+            try:
+                append_allow_rule(self.persist_to, text)
+            except (OSError, UsageError) as exc:
+                why = exc.message if isinstance(exc, UsageError) else str(exc)
+                self.notices.append(f"{text} is allowed for this session only: {why}")
+
+    def _decide_other(self, risk: Risk, target: PermissionTarget) -> Verdict:
+        rule_class, subject = target.rule_class, target.subject
+        denied = self.rules.first(RuleKind.DENY, rule_class, subject)
+        if denied:
+            return _deny(f"denied by the rule {denied.text} (from {denied.source})")
+        if self.mode is PermissionMode.READ_ONLY and risk is not Risk.READ:
+            return _deny(f"read-only mode allows no {risk.value} actions")
+        if self.mode is PermissionMode.YOLO:
+            return _allow("yolo mode")
+        suggestion = path_rule(rule_class, subject) if rule_class in PATH_CLASSES else rule_class
+        if rule_class == "write" and is_protected_path(subject, self.user_config_dir):
+            return Verdict(
+                Decision.ASK,
+                f"writes to .git/ and agentcli's own config always ask; {YOLO_HINT}",
+            )
+        asked = self.rules.first(RuleKind.ASK, rule_class, subject)
+        if asked:
+            return Verdict(Decision.ASK, f"the rule {asked.text} asks", suggestion)
+        allowed = self.rules.first(RuleKind.ALLOW, rule_class, subject)
+        if allowed:
+            return _allow(f"allowed by the rule {allowed.text}")
+        if risk is Risk.READ:
+            return _allow("reads are allowed")
+        if risk is Risk.WRITE and self.mode in (PermissionMode.ACCEPT_EDITS, PermissionMode.AUTO):
+            return _allow(f"workspace writes are allowed in {self.mode.value} mode")
+        return Verdict(
+            Decision.ASK,
+            f"{risk.value} actions need permission in {self.mode.value} mode",
+            suggestion,
+        )
+
+    def _decide_shell(self, command: str) -> Verdict:
+        parsed = parse_command(command)
+        everything = every_command(parsed)
+        for text in (command, *(part.text for part in everything)):
+            denied = self.rules.first(RuleKind.DENY, "shell", text)
+            if denied:
+                return _deny(f"denied by the rule {denied.text} (from {denied.source})")
+        if self.mode is PermissionMode.YOLO:
+            return _allow("yolo mode")
+        read_only = parsed.narrow_matchable and all(is_read_only_part(p) for p in parsed.parts)
+        if self.mode is PermissionMode.READ_ONLY:
+            if read_only and not self._ask_rule(everything):
+                return _allow("a built-in read-only command")
+            return _deny("read-only mode runs only the built-in read-only commands")
+        for part in everything:
+            why = destructive_reason(part) or protected_write_reason(part, self.user_config_dir)
+            if why:
+                return Verdict(Decision.ASK, f"{why}: destructive commands always ask; {YOLO_HINT}")
+        asked = self._ask_rule(everything)
+        if asked:
+            return Verdict(Decision.ASK, f"the rule {asked} asks")
+        everything_allowed = self.rules.allows_everything("shell")
+        if everything_allowed:
+            return _allow(f"allowed by the rule {everything_allowed.text}")
+        return self._shell_parts(parsed)
+
+    def _ask_rule(self, commands: list[SimpleCommand]) -> str | None:
+        for part in commands:
+            asked = self.rules.first(RuleKind.ASK, "shell", part.text)
+            if asked:
+                return asked.text
+        return None
+
+    def _shell_parts(self, parsed: ParsedCommand) -> Verdict:
+        sandboxed = self.mode is PermissionMode.AUTO and self.sandbox_available
+        escalating = [p for p in parsed.parts if needs_git_write(p) or needs_network(p)]
+        if not parsed.narrow_matchable:
+            if sandboxed and not escalating:
+                return _allow("runs inside the sandbox")
+            why = parsed.error or "the command has " + ", ".join(parsed.unsafe)
+            return Verdict(
+                Decision.ASK,
+                f"{why}; only shell(*) or an answer allows such commands" + self._no_sandbox_note(),
+            )
+        missing = [
+            part
+            for part in parsed.parts
+            if not (
+                self.rules.first(RuleKind.ALLOW, "shell", part.text)
+                or is_read_only_part(part)
+                or (sandboxed and part not in escalating)
+            )
+        ]
+        if not missing:
+            return _allow("every part is allowed" + (" (sandboxed)" if sandboxed else ""))
+        return self._ask_for_parts(missing, sandboxed)
+
+    def _ask_for_parts(self, missing: list[SimpleCommand], sandboxed: bool) -> Verdict:
+        names = ", ".join(f"`{part.text}`" for part in missing[:3])
+        if sandboxed:
+            reason = f"{names} needs more than the sandbox gives (network or writing .git)"
+        else:
+            reason = f"{names} needs permission in {self.mode.value} mode"
+        suggestions = tuple(dict.fromkeys(r for r in map(command_rule, missing) if r))
+        if len(suggestions) > 1:
+            self._groups[suggestions[0]] = suggestions
+            reason += " (allowing it takes " + ", ".join(suggestions) + ")"
+        return Verdict(
+            Decision.ASK,
+            reason + self._no_sandbox_note(),
+            suggestions[0] if suggestions else None,
+        )
+
+    def _no_sandbox_note(self) -> str:
+        if self.mode is not PermissionMode.AUTO or self.sandbox_available:
+            return ""
+        if self._said_no_sandbox:
+            return " (no sandbox)"
+        self._said_no_sandbox = True
+        problem = self.sandbox_problem or "no OS sandbox is available"
+        return f"; auto mode asks for every command because {problem}"
+
+
+def _allow(reason: str) -> Verdict:
+    return Verdict(Decision.ALLOW, reason)
+
+
+def _deny(reason: str) -> Verdict:
+    return Verdict(Decision.DENY, reason)

@@ -1,0 +1,136 @@
+"""Permission rules: `read(GLOB)`, `write(GLOB)`, `shell(PATTERN)` and tool names.
+
+Path globs match workspace-relative paths: `*` and `?` stay within one path segment, `**`
+crosses segments (`src/**` is everything under `src`, `**/*.py` every Python file). A
+relative glob never matches an absolute path. Shell patterns match a simple command's words
+joined by single spaces; `*` matches anything, and a trailing ` *` also matches the bare
+command (`shell(pytest *)` matches `pytest`). A bare tool name (`mytool`, `mytool(*)`)
+matches every call of that tool.
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from agentcli.errors import UsageError
+
+_RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_ALIASES = {"bash": "shell", "edit": "write"}
+PATH_CLASSES = frozenset({"read", "write"})
+BUILTIN_CLASSES = frozenset({"read", "write", "shell"})
+
+
+class RuleKind(enum.StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    text: str
+    """The rule as written, e.g. `shell(pytest *)`."""
+    rule_class: str
+    pattern: str
+    source: str
+    """Where it came from: `--allow`, a config file path, or `session`."""
+
+    @property
+    def matches_everything(self) -> bool:
+        return self.pattern in ("*", "**")
+
+    def matches(self, rule_class: str, subject: str) -> bool:
+        if rule_class != self.rule_class:
+            return False
+        if self.matches_everything:
+            return True
+        if rule_class in PATH_CLASSES:
+            return path_glob_matches(self.pattern, subject)
+        if rule_class == "shell":
+            return command_pattern_matches(self.pattern, subject)
+        return fnmatch.fnmatchcase(subject, self.pattern)
+
+
+def parse_rule(text: str, source: str) -> Rule:
+    """Parse one rule; a malformed rule is a UsageError naming where it came from."""
+    match = _RULE.match(text)
+    if not match or (match.group(2) is not None and not match.group(2).strip()):
+        raise UsageError(
+            f"invalid permission rule {text!r} (from {source})",
+            hint="write CLASS(PATTERN) such as 'shell(pytest *)', 'write(src/**)', "
+            "'read(docs/*.md)', or a bare tool name",
+        )
+    name = match.group(1)
+    lower = name.lower()
+    rule_class = lower if lower in BUILTIN_CLASSES else _ALIASES.get(lower, name)
+    pattern = " ".join(match.group(2).split()) if match.group(2) is not None else "*"
+    if rule_class in PATH_CLASSES:
+        pattern = pattern.removeprefix("./")
+        if pattern.endswith("/"):
+            pattern += "**"
+    return Rule(text=text.strip(), rule_class=rule_class, pattern=pattern, source=source)
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out: list[str] = []
+    index = 0
+    while index < len(pattern):
+        if pattern.startswith("**/", index):
+            out.append("(?:.*/)?")
+            index += 3
+        elif pattern.startswith("**", index):
+            out.append(".*")
+            index += 2
+        elif pattern[index] == "*":
+            out.append("[^/]*")
+            index += 1
+        elif pattern[index] == "?":
+            out.append("[^/]")
+            index += 1
+        else:
+            out.append(re.escape(pattern[index]))
+            index += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def path_glob_matches(pattern: str, subject: str) -> bool:
+    subject = subject.removeprefix("./")
+    if subject.startswith("/") != pattern.startswith("/"):
+        return False
+    return _glob_regex(pattern).fullmatch(subject) is not None
+
+
+def command_pattern_matches(pattern: str, command_text: str) -> bool:
+    if pattern.endswith(" *"):
+        head = re.escape(pattern[:-2]).replace(r"\*", ".*")
+        regex = f"{head}(?: .*)?"
+    else:
+        regex = re.escape(pattern).replace(r"\*", ".*")
+    return re.fullmatch(regex, command_text, re.DOTALL) is not None
+
+
+@dataclass(kw_only=True)
+class RuleSet:
+    """Rules by kind. Deny beats ask beats allow, whatever level each came from."""
+
+    allow: list[Rule] = field(default_factory=list)
+    ask: list[Rule] = field(default_factory=list)
+    deny: list[Rule] = field(default_factory=list)
+
+    def of(self, kind: RuleKind) -> list[Rule]:
+        return {RuleKind.ALLOW: self.allow, RuleKind.ASK: self.ask, RuleKind.DENY: self.deny}[kind]
+
+    def add(self, kind: RuleKind, texts: Iterable[str], source: str) -> None:
+        self.of(kind).extend(parse_rule(text, source) for text in texts)
+
+    def first(self, kind: RuleKind, rule_class: str, subject: str) -> Rule | None:
+        return next((r for r in self.of(kind) if r.matches(rule_class, subject)), None)
+
+    def allows_everything(self, rule_class: str) -> Rule | None:
+        return next(
+            (r for r in self.allow if r.rule_class == rule_class and r.matches_everything), None
+        )

@@ -1,0 +1,150 @@
+"""Building a session's permissions from flags and config: policy, sandbox, denial limit.
+
+Config keys (any level; see `agentcli.config`): `allow` / `ask` / `deny` rule lists (also under
+`[permissions]`), `permissions.denial_limit` (denials in one task before it stops, default 3),
+`sandbox.enabled` (default: on in auto mode only; never in yolo), `sandbox.writable` (extra
+writable directories for sandboxed commands), `sandbox.network` (default false).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcli.config import FileConfig, project_config_paths, user_config_path
+from agentcli.errors import UsageError
+from agentcli.permissions import PermissionMode
+from agentcli.permissions.policy import RulePolicy
+from agentcli.permissions.rules import RuleKind, RuleSet
+from agentcli.tools.base import CommandSandbox
+
+DEFAULT_DENIAL_LIMIT = 3
+
+
+@dataclass(kw_only=True)
+class SessionPermissions:
+    policy: RulePolicy
+    sandbox: CommandSandbox | None
+    """Set when shell commands must run sandboxed (goes into `ToolContext.sandbox`)."""
+    denial_limit: int = DEFAULT_DENIAL_LIMIT
+    notices: list[str] = field(default_factory=list)
+    """What the user should be told once, at the start (e.g. no sandbox on this kernel)."""
+
+
+def build_policy(
+    *,
+    mode: PermissionMode,
+    flag_allow: Sequence[str] = (),
+    flag_deny: Sequence[str] = (),
+    file_rules: Mapping[str, Sequence[str]] | None = None,
+    workspace: Path,
+    sandbox_available: bool,
+    sandbox_problem: str | None = None,
+    flag_ask: Sequence[str] = (),
+    persist: bool = True,
+) -> RulePolicy:
+    """The policy for a session. Malformed rules are a UsageError naming their source.
+    "Always" answers are saved to `<workspace>/.agentcli/config.local.toml` when `persist`."""
+    rules = RuleSet()
+    for kind in RuleKind:
+        rules.add(kind, (file_rules or {}).get(kind.value, ()), "config files")
+    rules.add(RuleKind.ALLOW, flag_allow, "--allow")
+    rules.add(RuleKind.ASK, flag_ask, "--ask")
+    rules.add(RuleKind.DENY, flag_deny, "--deny")
+    return RulePolicy(
+        mode=mode,
+        rules=rules,
+        sandbox_available=sandbox_available,
+        sandbox_problem=sandbox_problem,
+        persist_to=project_config_paths(workspace)[1] if persist else None,
+        user_config_dir=user_config_path().parent,
+    )
+
+
+def uses_sandbox(mode: PermissionMode, files: FileConfig) -> bool:
+    if mode is PermissionMode.YOLO:
+        return False
+    enabled = files.get("sandbox.enabled")
+    if enabled is None:
+        return mode is PermissionMode.AUTO
+    if not isinstance(enabled, bool):
+        raise UsageError(f"sandbox.enabled must be true or false (got {enabled!r})")
+    return enabled
+
+
+def build_permissions(
+    *,
+    mode: PermissionMode,
+    allow: Sequence[str],
+    deny: Sequence[str],
+    files: FileConfig,
+    workspace: Path,
+) -> SessionPermissions:
+    """Policy and sandbox for `mode`. In auto mode without a working sandbox the policy asks
+    before commands (and a notice says why) instead of running them unsandboxed."""
+    notices: list[str] = []
+    sandbox: CommandSandbox | None = None
+    problem: str | None = None
+    if uses_sandbox(mode, files):
+        sandbox, problem = _make_sandbox(files, workspace, notices)
+    elif mode is PermissionMode.AUTO:
+        problem = "the sandbox is disabled in the config (sandbox.enabled = false)"
+    if problem and mode is PermissionMode.AUTO:
+        notices.append(f"auto mode will ask before running commands: {problem}")
+    elif problem:
+        notices.append(f"commands run without the OS sandbox: {problem}")
+    policy = build_policy(
+        mode=mode,
+        flag_allow=allow,
+        flag_deny=deny,
+        file_rules=files.rules,
+        workspace=workspace,
+        sandbox_available=sandbox is not None,
+        sandbox_problem=problem,
+    )
+    return SessionPermissions(
+        policy=policy,
+        sandbox=sandbox,
+        denial_limit=_denial_limit(files.get("permissions.denial_limit", DEFAULT_DENIAL_LIMIT)),
+        notices=notices,
+    )
+
+
+def _make_sandbox(
+    files: FileConfig, workspace: Path, notices: list[str]
+) -> tuple[CommandSandbox | None, str | None]:
+    from agentcli.sandbox.runner import LandlockSandbox
+    from agentcli.sandbox.support import probe_support
+
+    support = probe_support()
+    if not support.ok:
+        return None, support.problem
+    network = files.get("sandbox.network", False)
+    if not isinstance(network, bool):
+        raise UsageError(f"sandbox.network must be true or false (got {network!r})")
+    if not network and not support.network_blockable:
+        notices.append("this kernel cannot take the network away from sandboxed commands")
+    sandbox = LandlockSandbox(
+        workspace=workspace,
+        writable=_writable_paths(files.get("sandbox.writable", []), workspace),
+        network=network,
+        network_blockable=support.network_blockable,
+    )
+    return sandbox, None
+
+
+def _writable_paths(value: Any, workspace: Path) -> tuple[Path, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise UsageError("sandbox.writable must be a list of directory paths")
+    return tuple(
+        path if path.is_absolute() else workspace / path
+        for path in (Path(v).expanduser() for v in value)
+    )
+
+
+def _denial_limit(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UsageError(f"permissions.denial_limit must be a whole number ≥ 1 (got {value!r})")
+    return value

@@ -1,0 +1,226 @@
+"""Parsing shell commands for permission decisions.
+
+A command string becomes a `ParsedCommand`: the simple commands it runs at top level (every
+part of `&&`, `||`, `;`, `|`, newlines, subshells, `if`/`for`/`while` bodies), the commands
+nested in substitutions, and the features that make a narrow rule unsafe to apply
+(`$(…)`, backticks, `<(…)`, redirection into files, assigning parameter expansions, computed
+command names, function definitions, here-documents that expand). Parsing uses `bashlex`; a
+string it cannot parse is marked as such and never matches a narrow rule.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+import bashlex
+
+# Output redirection targets that write nothing to the file system.
+HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_INPUT_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<", "<&"})
+_SIMPLE_PARAMETER = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-])$")
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    """One simple command: leading `VAR=value` assignments, then argv."""
+
+    assignments: tuple[str, ...]
+    argv: tuple[str, ...]
+    globbed: tuple[bool, ...] = ()
+    """Per argv word: does it contain an unquoted glob (`*`, `?`, `[`) the shell expands?"""
+    file_writes: tuple[str, ...] = ()
+    """Targets of output redirections into files (not /dev/null or a file descriptor)."""
+
+    @property
+    def text(self) -> str:
+        """What rule patterns are matched against: the words, unquoted, joined by spaces."""
+        return " ".join((*self.assignments, *self.argv))
+
+    @property
+    def name(self) -> str:
+        return self.argv[0] if self.argv else ""
+
+    def has_glob(self) -> bool:
+        return any(self.globbed)
+
+
+@dataclass(slots=True)
+class ParsedCommand:
+    source: str
+    parts: list[SimpleCommand] = field(default_factory=list)
+    """Simple commands the shell runs at top level, in order."""
+    nested: list[SimpleCommand] = field(default_factory=list)
+    """Simple commands inside substitutions and function bodies."""
+    unsafe: list[str] = field(default_factory=list)
+    """Why no narrow rule may match this command (empty when a narrow rule may)."""
+    error: str | None = None
+    """Why parsing failed (then `parts` is empty)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def narrow_matchable(self) -> bool:
+        """True when matching every part against narrow rules says what the command does."""
+        return self.ok and not self.unsafe and bool(self.parts)
+
+    def commands(self) -> list[SimpleCommand]:
+        return [*self.parts, *self.nested]
+
+
+def parse_command(source: str) -> ParsedCommand:
+    """Parse `source`; never raises (a failure is recorded in `error`)."""
+    parsed = ParsedCommand(source=source)
+    if "\x00" in source:
+        parsed.error = "the command contains a NUL byte"
+        return parsed
+    if "$'" in source or '$"' in source:
+        # bashlex misreads ANSI-C and locale quoting, which can spell any name.
+        parsed.unsafe.append("$'…' quoting")
+    if not source.strip():
+        parsed.error = "the command is empty"
+        return parsed
+    try:
+        trees = bashlex.parse(source)
+    except Exception as exc:  # bashlex raises several unrelated types, including NotImplemented
+        parsed.error = f"the command cannot be parsed ({type(exc).__name__}: {exc})"
+        return parsed
+    walker = _Walker(source, parsed)
+    for tree in trees:
+        walker.walk(tree, nested=False)
+    return parsed
+
+
+class _Walker:
+    def __init__(self, source: str, parsed: ParsedCommand) -> None:
+        self.source = source
+        self.parsed = parsed
+
+    def unsafe(self, why: str) -> None:
+        if why not in self.parsed.unsafe:
+            self.parsed.unsafe.append(why)
+
+    def walk(self, node: Any, *, nested: bool) -> None:
+        kind = node.kind
+        if kind == "command":
+            self.command(node, nested=nested)
+            return
+        if kind in ("commandsubstitution", "processsubstitution"):
+            self.unsafe(
+                "command substitution" if kind == "commandsubstitution" else "process substitution"
+            )
+            self.walk(node.command, nested=True)
+            return
+        if kind == "function":
+            self.unsafe("function definition")
+            nested = True
+        elif kind == "redirect":
+            self.redirect(node)
+            return
+        elif kind == "word":
+            self.word_parts(node)
+            return
+        for child in (*getattr(node, "parts", ()), *getattr(node, "list", ())):
+            self.walk(child, nested=nested)
+        for child in getattr(node, "redirects", None) or ():
+            self.walk(child, nested=nested)
+
+    def command(self, node: Any, *, nested: bool) -> None:
+        assignments: list[str] = []
+        argv: list[str] = []
+        globbed: list[bool] = []
+        writes: list[str] = []
+        for part in node.parts:
+            if part.kind == "assignment" and not argv:
+                self.word_parts(part)
+                assignments.append(part.word)
+            elif part.kind in ("word", "assignment"):
+                self.word_parts(part)
+                raw = self.source[part.pos[0] : part.pos[1]]
+                bare = _unquoted(raw)
+                if not argv and (part.parts or any(c in bare for c in "*?[{$`")):
+                    self.unsafe("a computed command name")
+                if "{" in bare and "," in bare:
+                    self.unsafe("brace expansion")
+                argv.append(part.word)
+                globbed.append(any(c in bare for c in "*?["))
+            elif part.kind == "redirect":
+                target = self.redirect(part)
+                if target is not None:
+                    writes.append(target)
+        command = SimpleCommand(
+            assignments=tuple(assignments),
+            argv=tuple(argv),
+            globbed=tuple(globbed),
+            file_writes=tuple(writes),
+        )
+        (self.parsed.nested if nested else self.parsed.parts).append(command)
+
+    def word_parts(self, word: Any) -> None:
+        for part in getattr(word, "parts", ()):
+            if part.kind == "parameter":
+                if not _SIMPLE_PARAMETER.match(getattr(part, "value", "") or ""):
+                    self.unsafe("a parameter expansion with operators")
+            elif part.kind != "tilde":
+                self.walk(part, nested=True)
+
+    def redirect(self, node: Any) -> str | None:
+        """Record what a redirection does; return the file it writes, if any."""
+        output = node.output
+        heredoc = getattr(node, "heredoc", None)
+        if heredoc is not None:
+            delimiter = self.source[output.pos[0] : output.pos[1]]
+            quoted = any(q in delimiter for q in "'\"\\")
+            if not quoted and re.search(r"\$|`", heredoc.value):
+                self.unsafe("a here-document that expands")
+            return None
+        if isinstance(output, int) or output is None:
+            return None  # a file-descriptor duplication such as 2>&1
+        self.word_parts(output)
+        if node.type in _INPUT_REDIRECTS:
+            return None
+        if output.word in HARMLESS_TARGETS or output.word == "-":
+            return None
+        self.unsafe("redirection into a file")
+        return str(output.word)
+
+
+def _unquoted(raw: str) -> str:
+    """The characters of a raw word that are outside quotes and not backslash-escaped."""
+    out: list[str] = []
+    quote = ""
+    escaped = False
+    for char in raw:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def rough_commands(source: str) -> list[SimpleCommand]:
+    """A best-effort split of a command bashlex could not parse, for deny and destructive
+    checks only (never to allow anything): cut at every operator, then shell-split."""
+    commands = []
+    for segment in re.split(r"[;&|\n()`<>{}]|\$\(", source):
+        try:
+            words = shlex.split(segment, comments=False)
+        except ValueError:
+            words = segment.split()
+        assignments = []
+        while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+            assignments.append(words.pop(0))
+        if words or assignments:
+            commands.append(SimpleCommand(assignments=tuple(assignments), argv=tuple(words)))
+    return commands

@@ -1,0 +1,134 @@
+"""Telling the model that a command failed because of the sandbox, not just "permission denied".
+
+Without this, a model that sees `Permission denied` or `Network is unreachable` improvises:
+`sudo`, `chmod`, other paths, retries. The explanation names the limit that was hit and the
+honest way out: run escalating commands on their own so the user can approve them, or tell the
+user what it needs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+_FS_MARKERS = (
+    "Read-only file system",
+    "Permission denied",
+    "Operation not permitted",
+    "EROFS",
+    "EACCES",
+    "EPERM",
+)
+_NET_MARKERS = (
+    "Network is unreachable",
+    "ENETUNREACH",
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "Could not resolve hostname",
+    "Name or service not known",
+    "No address associated with hostname",
+    "getaddrinfo",
+    "No route to host",
+    "Failed to establish a new connection",
+    "Couldn't connect to server",
+    "Connection refused",
+    "ECONNREFUSED",
+)
+_PATH = re.compile(r"""['"`‘]([^'"`’\n]+)['"`’]|((?:~|\.{1,2})?/[^\s:'",)]+|[\w.-]+/[^\s:'",)]*)""")
+
+GIT_WAY_OUT = (
+    "Git commands that change the repository get a writable .git only when the whole command "
+    "is git commands (e.g. `git add -A && git commit -m 'msg'`) and the user approves it: run "
+    "it that way, on its own."
+)
+NETWORK_WAY_OUT = (
+    "Commands known to need the network (package installs, git fetch/pull/push, curl, …) get "
+    "it only when run on their own, not chained with other commands, and approved by the user. "
+    "Run it that way, or tell the user why you need the network."
+)
+OUTSIDE_WAY_OUT = (
+    "Do not work around it (no sudo, chmod or other locations). Write inside the workspace or "
+    "$TMPDIR, or tell the user which directory you need: they can add it to `sandbox.writable` "
+    "in .agentcli/config.toml."
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxLimits:
+    workspace: Path
+    temp_dir: Path
+    writable: tuple[Path, ...]
+    protected: tuple[Path, ...]
+    network_blocked: bool
+
+
+def explain(output: str, limits: SandboxLimits) -> str | None:
+    """A note for the model when `output` shows the sandbox stopped the command, else None."""
+    if "agentcli sandbox:" in output:
+        return (
+            "agentcli's sandbox could not confine this command, so it did not run. "
+            "Tell the user; do not retry it."
+        )
+    network = limits.network_blocked and any(m in output for m in _NET_MARKERS)
+    fs_lines = [line for line in output.splitlines() if any(m in line for m in _FS_MARKERS)]
+    fs_note = _file_system_note(fs_lines, limits) if fs_lines else None
+    if fs_note is None and not network:
+        return None
+    header = (
+        "This command ran inside agentcli's sandbox: it may write only to the "
+        f"workspace, $TMPDIR ({limits.temp_dir})"
+        + "".join(f", {p}" for p in limits.writable)
+        + "; .git and .agentcli are read-only"
+        + ("; the network is off." if limits.network_blocked else ".")
+    )
+    notes = [header]
+    if fs_note:
+        notes.append(fs_note)
+    if network:
+        notes.append(f"The network error came from the sandbox. {NETWORK_WAY_OUT}")
+    return " ".join(notes)
+
+
+def _file_system_note(lines: list[str], limits: SandboxLimits) -> str | None:
+    saw_path = False
+    for line in lines:
+        for quoted, bare in _PATH.findall(line):
+            candidate = (quoted or bare).strip()
+            if not candidate or ("/" not in candidate and not candidate.startswith(".")):
+                continue
+            saw_path = True
+            path = _absolute(candidate, limits.workspace)
+            hit = next((p for p in limits.protected if _within(path, p)), None)
+            if hit is not None and hit.name == ".agentcli":
+                return (
+                    f"Writing {candidate} failed: agentcli's own config is read-only to "
+                    "commands. Tell the user what should change there."
+                )
+            if hit is not None:
+                return f"Writing {candidate} failed because .git is read-only. {GIT_WAY_OUT}"
+            if not any(_within(path, root) for root in _writable(limits)):
+                return (
+                    f"Writing {candidate} failed because it is outside the writable places. "
+                    + OUTSIDE_WAY_OUT
+                )
+    if any("Read-only file system" in line or "EROFS" in line for line in lines):
+        return f"A write hit a read-only part of the sandbox (.git or .agentcli). {GIT_WAY_OUT}"
+    if saw_path:
+        return None  # the paths involved are writable: the error is not the sandbox's
+    return f"The permission error may have come from the sandbox. {OUTSIDE_WAY_OUT}"
+
+
+def _writable(limits: SandboxLimits) -> tuple[Path, ...]:
+    return (limits.workspace, limits.temp_dir, *limits.writable, Path("/dev"))
+
+
+def _absolute(candidate: str, workspace: Path) -> Path:
+    expanded = Path(os.path.expandvars(candidate)).expanduser()
+    joined = expanded if expanded.is_absolute() else workspace / expanded
+    return Path(os.path.realpath(joined))
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
