@@ -24,7 +24,7 @@ from agentcli.instructions import system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
 from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
-from agentcli.permissions.basic import ModePolicy
+from agentcli.permissions.setup import build_permissions
 from agentcli.tasks import ExitCode, TaskResult, TaskState
 from agentcli.tools.base import ToolContext
 from agentcli.tools.builtin import builtin_tools
@@ -147,6 +147,11 @@ def build_manager(
             f"unknown permission mode {options.permission_mode!r}",
             hint="one of " + ", ".join(m.value for m in PermissionMode),
         ) from exc
+    permissions = build_permissions(
+        mode=mode, allow=options.allow, deny=options.deny, files=files, workspace=workspace
+    )
+    for notice in permissions.notices:
+        sys.stderr.write(f"agentcli: {notice}\n")
     budget = build_budget(options, model_name)
     model = model_factory(model_name)
     session = open_session(
@@ -163,15 +168,17 @@ def build_manager(
         model=model,
         tools=builtin_tools(),
         tool_context=ToolContext(
-            workspace=workspace, data_dir=data_home() / "sessions" / session_id
+            workspace=workspace,
+            data_dir=data_home() / "sessions" / session_id,
+            sandbox=permissions.sandbox,
         ),
-        policy=ModePolicy(mode=mode, allowed=set(options.allow)),
+        policy=permissions.policy,
         prompter=prompter or NonInteractivePrompter(),
         journal=session.journal,
         system=system_prompt(workspace),
         events=events,
         budget=budget,
-        loop_settings=LoopSettings(),
+        loop_settings=LoopSettings(denial_limit=permissions.denial_limit),
         acceptance=build_acceptance(options, files, workspace, events),
         convergence=ConvergenceSettings(
             repeat_limit=int(files.get("convergence.repeat_limit", 3)),
