@@ -117,9 +117,10 @@ class Glob(Tool[GlobInput]):
         return self._format(args, found, root, shown_root, ctx, note)
 
     def _relative_pattern(self, pattern: str, root: Path) -> str:
-        # A model often passes an absolute pattern; rg would anchor it at the search root.
+        # A model often passes an absolute pattern: make it relative to the search root, and
+        # anchored there (a leading `/`), so `/ws/src/*.py` still means "directly in src".
         if pattern.startswith(str(root) + "/"):
-            return pattern[len(str(root)) + 1 :]
+            return pattern[len(str(root)) :]
         return pattern
 
     def _format(

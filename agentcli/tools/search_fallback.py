@@ -10,6 +10,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from agentcli.tools.output import split_lines
+
 FALLBACK_NOTE = (
     "(ripgrep not found: searched with a slower pure-Python fallback that does not apply "
     ".gitignore)"
@@ -86,7 +88,7 @@ def read_text_file(path: Path) -> list[str] | None:
         return None
     if b"\x00" in data[:8192]:
         return None
-    return data.decode("utf-8", errors="replace").split("\n")
+    return [line.removesuffix("\r") for line in split_lines(data.decode("utf-8", "replace"))]
 
 
 def mtime(path: Path) -> float:
