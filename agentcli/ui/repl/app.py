@@ -19,10 +19,10 @@ import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     SessionBuilder = Callable[["ReplSettings", EventSink, Prompter], ConversationManager]
 
+T = TypeVar("T")
 HISTORY_FILE = "repl_history"
 ERROR_LOG = "repl-errors.log"
 FORCE_QUIT_PRESSES = 3
@@ -60,6 +61,9 @@ class ReplSettings:
     permission_mode: str | None = None
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
+    accept: list[str] = field(default_factory=list)
+    resume: str | None = None
+    """Set only while `/resume` builds the resumed session."""
 
 
 def has_api_key() -> bool:
@@ -93,7 +97,8 @@ class Repl:
         self._io: dict[str, Any] = {"input": input, "output": output}
         self._manager: ConversationManager | None = None
         self._view: TaskView | None = None
-        self._task: asyncio.Task[TaskResult] | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self.last_result: TaskResult | None = None
         self._sigints = 0
         self.session = make_session(
             history=open_history(data_home() / HISTORY_FILE),
@@ -135,6 +140,29 @@ class Repl:
             from agentcli.ui.repl.backend import apply_mode
 
             apply_mode(self._manager, mode)
+
+    @property
+    def view(self) -> TaskView | None:
+        return self._view
+
+    @property
+    def session_id(self) -> str | None:
+        return self._manager.session_id if self._manager is not None else None
+
+    async def switch_session(self, resume: str) -> ConversationManager | None:
+        """Replace the current session by the journal's session `resume` (recovered first)."""
+        previous = self._manager
+        self.settings.resume = resume
+        self._manager = None
+        try:
+            manager = await self.manager_or_none()
+        finally:
+            self.settings.resume = None
+        if manager is None:
+            self._manager = previous
+            return None
+        self.status.reset_session()
+        return manager
 
     async def manager_or_none(self) -> ConversationManager | None:
         """The current session, built on first use; None (after saying why) if it cannot be."""
@@ -230,29 +258,55 @@ class Repl:
             )
             return
         manager = await self.manager_or_none()
-        if manager is None or self._view is None:
+        if manager is None:
             return
-        view = self._view
         self.status.task_began()
-        view.start()
-        self._sigints = 0
-        self._task = asyncio.create_task(manager.run_task(prompt))
-        result: TaskResult | None = None
-        try:
-            with _quiet_terminal(enabled=self._io["input"] is None):
-                result = await self._task
-        except asyncio.CancelledError:
-            if not self._task.cancelled():
-                raise
+        if self._view is not None:
+            self._view.begin_task()
+        result, cancelled = await self.run_cancellable(manager.run_task(prompt))
+        if cancelled:
             from agentcli.ui.run import aborted_result
 
             result = aborted_result(manager)
+        self.last_result = result
+        self._report(result)
+        self._policy_notices(manager)
+
+    async def run_cancellable(self, work: Coroutine[Any, Any, T]) -> tuple[T | None, bool]:
+        """Run `work` as a task that Ctrl-C cancels, with the live view on screen.
+
+        Returns (its result, False), or (None, True) when it was cancelled, or (None, False)
+        after reporting an internal error in one line.
+        """
+        view = self._view
+        if view is None:
+            work.close()
+            return None, False
+        view.start()
+        self._sigints = 0
+        task = asyncio.create_task(work)
+        self._task = task
+        try:
+            with _quiet_terminal(enabled=self._io["input"] is None):
+                return await task, False
+        except asyncio.CancelledError:
+            if not task.cancelled():
+                raise
+            return None, True
         except Exception as exc:
             self._internal_error(exc)
+            return None, False
         finally:
             self._task = None
             view.stop()
-        self._report(result)
+
+    def _policy_notices(self, manager: ConversationManager) -> None:
+        """Things the permission policy wants the user to hear (e.g. a rule it could not save)."""
+        notices = getattr(manager.policy, "notices", None)
+        if isinstance(notices, list):
+            for notice in notices:
+                self.console.print(Text(f"  {notice}", style="yellow"))
+            notices.clear()
 
     def _report(self, result: TaskResult | None) -> None:
         if result is None:

@@ -49,6 +49,8 @@ def build_repl_manager(
         permission_mode=settings.permission_mode,
         allow=list(settings.allow),
         deny=list(settings.deny),
+        accept=list(settings.accept),
+        resume=settings.resume,
     )
     return build_manager(options, events, model_factory=DeferredModel, prompter=prompter)
 

@@ -1,54 +1,241 @@
-"""Slash commands that stand on other parts of agentcli: permissions, acceptance checks,
-checkpoints (diff/undo) and the session journal. Each calls that part's public functions; a
-part that is missing says so plainly instead of pretending."""
+"""Slash commands that stand on other parts of agentcli: the permission policy, acceptance
+checks, undo checkpoints and the session journal. Each calls that part's public functions;
+where a part offers nothing to call, the command says so plainly instead of pretending."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+import dataclasses
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+
+from agentcli.errors import UsageError
+from agentcli.ui.repl.calls import diff_text, file_diff, read_image
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.app import Repl
 
-
-def _unavailable(repl: Repl, command: str, needs: str) -> None:
-    repl.error(f"{command} is not available yet in this version ({needs} is not built yet)")
+RULE_KINDS = ("allow", "ask", "deny")
 
 
+def _usage_error(repl: Repl, exc: UsageError) -> None:
+    repl.error(exc.message + (f" ({exc.hint})" if exc.hint else ""))
+
+
+# -- /permissions ----------------------------------------------------------------------------
 async def permissions(repl: Repl, arg: str) -> None:
+    """`/permissions` shows the mode and rules; `/permissions allow|ask|deny RULE` adds a rule
+    for this session."""
     manager = await repl.manager_or_none()
     if manager is None:
         return
-    policy = manager.policy
+    policy: Any = manager.policy
+    if arg:
+        kind, _, rule = arg.partition(" ")
+        if kind not in RULE_KINDS or not rule.strip():
+            repl.error(
+                "usage: /permissions [allow|ask|deny RULE], e.g. /permissions allow shell(make *)"
+            )
+            return
+        _add_rule(repl, policy, kind, rule.strip().strip("'\""))
+        return
     text = Text()
-    text.append("  mode  ", style="bold")
+    text.append("  mode     ", style="bold")
     text.append(f"{repl.status.mode}\n")
-    allowed = sorted(getattr(policy, "allowed", set()))
-    text.append("  allow ", style="bold")
-    text.append((", ".join(allowed) or "(no rules)") + "\n")
+    if hasattr(policy, "sandbox_available"):
+        problem = getattr(policy, "sandbox_problem", None)
+        state = "on" if policy.sandbox_available else f"off ({problem or 'not available'})"
+        text.append("  sandbox  ", style="bold")
+        text.append(f"{state}\n")
+    for kind, rules in _rules(policy).items():
+        text.append(f"  {kind:<9}", style="bold")
+        text.append((", ".join(rules) if rules else "(none)") + "\n")
+    text.append(
+        "  /mode MODE switches the mode; /permissions allow RULE adds a rule\n", style="dim"
+    )
     repl.console.print(text, end="")
 
 
+def _rules(policy: Any) -> dict[str, list[str]]:
+    rules = getattr(policy, "rules", None)
+    if rules is not None:
+        return {
+            kind: [
+                f"{rule.text} [{Path(str(rule.source)).name or rule.source}]"
+                for rule in getattr(rules, kind)
+            ]
+            for kind in RULE_KINDS
+        }
+    return {"allow": sorted(getattr(policy, "allowed", set()))}
+
+
+def _add_rule(repl: Repl, policy: Any, kind: str, rule: str) -> None:
+    rules = getattr(policy, "rules", None)
+    if rules is None or not hasattr(rules, "add"):
+        repl.error("/permissions cannot add rules: this version's permission policy has no rules")
+        return
+    from agentcli.permissions.rules import RuleKind
+
+    try:
+        rules.add(RuleKind(kind), [rule], "session")
+    except UsageError as exc:
+        _usage_error(repl, exc)
+        return
+    repl.say(f"{kind} {rule} (for this session)")
+
+
+# -- /accept and /check ----------------------------------------------------------------------
 async def accept(repl: Repl, arg: str) -> None:
-    _unavailable(repl, "/accept", "acceptance checks in the session")
+    """`/accept` lists the checks, `/accept CMD` adds one (`tests` detects the project's test
+    command), `/accept off` removes them all. They apply from the next task on."""
+    manager = await repl.manager_or_none()
+    if manager is None or repl.view is None:
+        return
+    current = manager.acceptance
+    if not arg:
+        if current.commands:
+            repl.say("acceptance checks: " + " · ".join(current.commands))
+        else:
+            repl.say("no acceptance checks: /accept CMD adds one, /accept tests detects the tests")
+        return
+    if arg == "off":
+        manager.acceptance = dataclasses.replace(current, commands=())
+        repl.settings.accept = []
+        repl.say("acceptance checks removed: tasks will end unverified")
+        return
+    from agentcli.acceptance import resolve_commands
+
+    try:
+        added = resolve_commands([arg], repl.workspace, repl.view)
+    except UsageError as exc:
+        _usage_error(repl, exc)
+        return
+    commands = tuple(dict.fromkeys((*current.commands, *added)))
+    manager.acceptance = dataclasses.replace(current, commands=commands)
+    repl.settings.accept = list(commands)
+    repl.say("acceptance checks: " + " · ".join(commands))
 
 
 async def check(repl: Repl, arg: str) -> None:
-    _unavailable(repl, "/check", "acceptance checks in the session")
+    """Run the acceptance checks now, on the workspace as it is."""
+    manager = await repl.manager_or_none()
+    if manager is None or repl.view is None:
+        return
+    if not manager.acceptance.commands:
+        repl.say("no acceptance checks are set: /accept CMD (or /accept tests) first")
+        return
+    from agentcli.acceptance import run_acceptance
+
+    view = repl.view
+    repl.status.state, repl.status.task_started = "checking", time.monotonic()
+    report, cancelled = await repl.run_cancellable(
+        run_acceptance(
+            manager.acceptance,
+            repl.workspace,
+            view,
+            sandbox=manager.tool_context.sandbox,
+        )
+    )
+    repl.status.task_started = None
+    if report is None:
+        repl.status.state = "idle"
+        if cancelled:
+            repl.say("checks cancelled")
+        return
+    passed = sum(1 for e in report.evidence if e.passed)
+    if report.passed:
+        repl.status.state = "verified"
+        line = Text(f"✓ verified: {passed}/{len(report.evidence)} checks passed on ", style="green")
+        line.append(report.final_version[:10])
+    else:
+        repl.status.state = "not verified"
+        line = Text(f"✗ not verified: {report.summary()}", style="red")
+    repl.console.print(line)
 
 
+# -- /diff and /undo -------------------------------------------------------------------------
 async def diff(repl: Repl, arg: str) -> None:
-    _unavailable(repl, "/diff", "task checkpoints")
+    """The changes of the last task: a diff of every file agentcli's file tools changed
+    (from before the task to now), and the names of files changed otherwise (by commands)."""
+    view, result = repl.view, repl.last_result
+    if view is None or result is None:
+        repl.say("no task has run in this session yet")
+        return
+    shown = 0
+    for path, before in view.first_images.items():
+        change = file_diff(path, before, read_image(repl.workspace, {"path": path}))
+        if change is not None:
+            repl.console.print(diff_text(change.lines, max_lines=400, indent="  "), end="")
+            shown += 1
+    others = [name for name in result.changed_files if name not in view.first_images]
+    if others:
+        repl.say(
+            "also changed (by commands; no diff kept): "
+            + ", ".join(others[:20])
+            + (f" and {len(others) - 20} more" if len(others) > 20 else "")
+        )
+    if not shown and not others:
+        repl.say("the last task changed no files (or its changes were undone)")
 
 
 async def undo(repl: Repl, arg: str) -> None:
-    _unavailable(repl, "/undo", "task checkpoints")
+    """Revert the files the last task changed (`/undo TASK_ID` for another task)."""
+    from agentcli.checkpoints import UndoError
+    from agentcli.checkpoints import undo as undo_task
+    from agentcli.store.db import connect
+
+    task_id = arg or None
+    workspace = repl.workspace
+    try:
+        result = await asyncio.to_thread(lambda: undo_task(connect(), workspace, task_id))
+    except UndoError as exc:
+        repl.error(f"undo: {exc.message}" + "".join(f"\n    {name}" for name in exc.files))
+        return
+    if not result.restored and not result.removed:
+        repl.say(f"task {result.task_id} left no file changes; nothing to undo")
+        return
+    lines = [f"restored {n}" for n in result.restored] + [f"removed {n}" for n in result.removed]
+    repl.say(f"undid task {result.task_id}:\n    " + "\n    ".join(lines))
 
 
+# -- /sessions and /resume -------------------------------------------------------------------
 async def sessions(repl: Repl, arg: str) -> None:
-    _unavailable(repl, "/sessions", "the session journal")
+    """This workspace's recent sessions, newest first (the current one marked)."""
+    from agentcli.store import queries
+    from agentcli.store.db import connect
+
+    rows = queries.list_sessions(connect(), str(repl.workspace), limit=15)
+    if not rows:
+        repl.say("no earlier sessions in this workspace")
+        return
+    current = repl.session_id
+    text = Text()
+    for row in rows:
+        when = time.strftime("%m-%d %H:%M", time.localtime(row.updated_at))
+        prompt = " ".join((row.last_prompt or "").split())
+        mark = "*" if row.id == current else " "
+        text.append(f" {mark}{row.id}  ", style="bold" if row.id == current else "")
+        text.append(f"{when}  {row.tasks:>2} tasks  ", style="dim")
+        text.append(prompt[:22] + ("…" if len(prompt) > 22 else "") + "\n")
+    text.append("  /resume ID continues one (a unique prefix of the id is enough)\n", style="dim")
+    repl.console.print(text, end="")
 
 
 async def resume(repl: Repl, arg: str) -> None:
-    _unavailable(repl, "/resume", "the session journal")
+    if not arg:
+        repl.error("usage: /resume ID (see /sessions)")
+        return
+    manager = await repl.switch_session(arg)
+    if manager is None:
+        return
+    messages = manager.messages
+    repl.say(f"resumed session {manager.session_id} ({len(messages)} messages)")
+    last_user = next((m for m in reversed(messages) if m.role == "user" and m.text.strip()), None)
+    last_agent = next((m for m in reversed(messages) if m.role == "assistant"), None)
+    for who, message in (("you", last_user), ("agent", last_agent)):
+        if message is not None and message.text.strip():
+            flat = " ".join(message.text.split())
+            repl.console.print(Text(f"  {who}: {flat[:150]}", style="dim"))

@@ -166,6 +166,8 @@ class TaskView:
         self.proposed = 0
         self.executed = 0
         self.denied = 0
+        self.first_images: dict[str, bytes | None] = {}
+        """Each file the task's file tools changed, as it was before the task touched it."""
 
     # -- the live area ---------------------------------------------------------------------
     def _renderable(self) -> RenderableType:
@@ -176,8 +178,12 @@ class TaskView:
         line = self.status.live_line(width - 2 - len(hint))
         return Group(Segments(tail), Text(f"{frame} {line}{hint}", style="dim", no_wrap=True))
 
-    def start(self) -> None:
+    def begin_task(self) -> None:
+        """Counters and file images start again for a new task."""
         self.proposed = self.executed = self.denied = 0
+        self.first_images.clear()
+
+    def start(self) -> None:
         self._resume_live()
 
     def _resume_live(self) -> None:
@@ -256,7 +262,9 @@ class TaskView:
             self._inputs[event.call_id] = event.input
             self.status.activity = f"{event.name} {call_target(event.input, 30)}".strip()
             if event.name in FILE_TOOLS:
-                self._before[event.call_id] = read_image(self.workspace, event.input)
+                image = read_image(self.workspace, event.input)
+                self._before[event.call_id] = image
+                self.first_images.setdefault(str(event.input.get("path", "")), image)
         elif isinstance(event, ToolCallFinished):
             self._finished(event)
         elif isinstance(event, Notice):

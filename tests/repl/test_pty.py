@@ -1,0 +1,179 @@
+"""The real `agentcli` REPL in a pseudo-terminal (pexpect), against the fake Messages API.
+
+Few and robust: generous timeouts, every wait is for something the user would see.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from agentcli.testing.fake_api import (
+    FakeMessagesServer,
+    HangResponse,
+    stream_message,
+    text,
+    tool_use,
+)
+
+PROMPT = "❯"
+TIMEOUT = 30
+
+
+@pytest.fixture
+def server() -> Iterator[FakeMessagesServer]:
+    with FakeMessagesServer() as fake:
+        yield fake
+
+
+ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-B]|[=>78])")
+
+
+class Terminal:
+    """The REPL in a pty; `expect` looks for text as the user would read it (styles removed)."""
+
+    def __init__(self, workspace: Path, server: FakeMessagesServer, **env: str) -> None:
+        environment = {
+            **os.environ,
+            "ANTHROPIC_BASE_URL": server.base_url,
+            "ANTHROPIC_API_KEY": "test",
+            "TERM": "xterm-256color",
+            # pexpect is no terminal emulator: it cannot answer prompt-toolkit's
+            # cursor-position request, so prompt-toolkit must not wait for the answer.
+            "PROMPT_TOOLKIT_NO_CPR": "1",
+            **env,
+        }
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "agentcli"],
+            cwd=str(workspace),
+            env=environment,
+            dimensions=(24, 80),
+            encoding="utf-8",
+            codec_errors="replace",
+        )
+        self.raw = ""
+        self.seen = 0
+
+    def plain(self) -> str:
+        text = ANSI.sub("", self.raw)
+        partial = text.rfind("\x1b")  # an escape sequence still arriving
+        return text if partial < 0 else text[:partial]
+
+    def expect(self, needle: str, timeout: float = TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.plain().find(needle, self.seen)
+            if found >= 0:
+                self.seen = found + len(needle)
+                return
+            if time.monotonic() > deadline:
+                tail = self.plain()[-1500:]
+                raise AssertionError(f"did not see {needle!r}; the screen ended with:\n{tail}")
+            try:
+                self.raw += self.child.read_nonblocking(65536, timeout=0.2)
+            except pexpect.TIMEOUT:
+                pass
+            except pexpect.EOF as exc:
+                tail = self.plain()[-1500:]
+                raise AssertionError(f"agentcli exited before {needle!r}:\n{tail}") from exc
+
+    def prompt(self) -> None:
+        """Wait until the prompt is back (keys typed earlier would be discarded)."""
+        self.expect(PROMPT)
+
+    def send(self, keys: str) -> None:
+        self.child.send(keys)
+
+    def exit_code(self) -> int:
+        self.child.expect(pexpect.EOF, timeout=TIMEOUT)
+        self.child.close()
+        return int(self.child.exitstatus if self.child.exitstatus is not None else -1)
+
+
+def wait_for(condition: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def test_ask_stream_commands_and_exit(workspace: Path, server: FakeMessagesServer) -> None:
+    (workspace / "hello.py").write_text("print('hi')\n")
+    server.push(
+        stream_message([text("Reading it."), tool_use("read_file", {"path": "hello.py"})]),
+        stream_message([text("The file prints **hi**.\n\n- one line\n- no tests")]),
+    )
+    term = Terminal(workspace, server, TERM="xterm")  # a 16-colour terminal, colours on
+    term.prompt()
+    term.send("/help\r")
+    term.expect("/resume ID")
+    term.prompt()
+    term.send("what does hello.py do?\r")
+    term.expect("✓ read_file hello.py")
+    term.expect("The file prints")
+    term.expect("task unverified")
+    term.expect("proposed 1 · executed 1")
+    term.prompt()
+    term.send("/cost\r")
+    term.expect("this session: 1 tasks")
+    term.prompt()
+    term.send("/mode auto\r")
+    term.expect("permission mode: auto")
+    term.prompt()
+    term.send("/bogus\r")
+    term.expect("unknown command /bogus")
+    term.prompt()
+    term.send("\x03")
+    term.expect("to exit, press Ctrl-D")
+    term.send("\x04")
+    assert term.exit_code() == 0
+    assert server.pairing_problems() == []
+    assert len(server.requests) == 2
+    history = Path(os.environ["AGENTCLI_HOME"]) / "repl_history"
+    assert "+what does hello.py do?" in history.read_text()
+
+
+def test_ctrl_c_cancels_the_running_task_and_the_session_goes_on(
+    workspace: Path, server: FakeMessagesServer
+) -> None:
+    server.push(HangResponse(seconds=60), stream_message([text("Second answer here.")]))
+    term = Terminal(workspace, server)
+    term.prompt()
+    term.send("take your time\r")
+    wait_for(lambda: len(server.requests) == 1, "the model request")
+    started = time.monotonic()
+    term.send("\x03")
+    term.expect("task cancelled")
+    assert time.monotonic() - started < 5
+    term.prompt()
+    term.send("and now?\r")
+    term.expect("Second answer here.")
+    term.prompt()
+    term.send("\x04")
+    assert term.exit_code() == 0
+    assert server.pairing_problems() == []
+    second = server.requests[1].body["messages"]
+    assert [m["role"] for m in second][-1] == "user"
+
+
+def test_without_api_key_the_repl_opens_and_says_what_is_missing(
+    workspace: Path, server: FakeMessagesServer
+) -> None:
+    term = Terminal(workspace, server, ANTHROPIC_API_KEY="")
+    term.expect("ANTHROPIC_API_KEY is not set")
+    term.prompt()
+    term.send("hello\r")
+    term.expect("tasks need ANTHROPIC_API_KEY")
+    term.prompt()
+    term.send("/exit\r")
+    assert term.exit_code() == 0
+    assert server.requests == []
