@@ -119,8 +119,10 @@ def unwrapped(part: SimpleCommand, depth: int = 0) -> Iterator[SimpleCommand]:
                 args.pop(0)
         if args:
             yield from unwrapped(SimpleCommand(assignments=(), argv=tuple(args)), depth + 1)
-    elif name in _SHELLS and "-c" in args[:-1]:
-        yield from _commands_in(args[args.index("-c") + 1], depth)
+    elif name in _SHELLS:
+        flag = next((a for a in args[:-1] if re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", a)), None)
+        if flag is not None:
+            yield from _commands_in(args[args.index(flag) + 1], depth)
     elif name == "eval" and args:
         yield from _commands_in(" ".join(args), depth)
     elif name == "find":

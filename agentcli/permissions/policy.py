@@ -120,9 +120,12 @@ class RulePolicy:
             return _allow("yolo mode")
         read_only = parsed.narrow_matchable and all(is_read_only_part(p) for p in parsed.parts)
         if self.mode is PermissionMode.READ_ONLY:
-            if read_only and not self._ask_rule(everything):
-                return _allow("a built-in read-only command")
-            return _deny("read-only mode runs only the built-in read-only commands")
+            if not read_only:
+                return _deny("read-only mode runs only the built-in read-only commands")
+            asked = self._ask_rule(everything)
+            if asked:
+                return Verdict(Decision.ASK, f"the rule {asked} asks")
+            return _allow("a built-in read-only command")
         for part in everything:
             why = destructive_reason(part) or protected_write_reason(part, self.user_config_dir)
             if why:

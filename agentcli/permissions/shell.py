@@ -20,6 +20,7 @@ import bashlex
 # Output redirection targets that write nothing to the file system.
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _INPUT_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<", "<&"})
+_QUOTED_HEREDOC = re.compile(r"<<(-?)([ \t]*)(['\"])([A-Za-z_][A-Za-z0-9_]*)\3")
 _SIMPLE_PARAMETER = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-])$")
 
 
@@ -84,21 +85,35 @@ def parse_command(source: str) -> ParsedCommand:
     if not source.strip():
         parsed.error = "the command is empty"
         return parsed
+    rewritten, quoted_heredocs = _unquote_heredoc_delimiters(source)
     try:
-        trees = bashlex.parse(source)
+        trees = bashlex.parse(rewritten)
     except Exception as exc:  # bashlex raises several unrelated types, including NotImplemented
         parsed.error = f"the command cannot be parsed ({type(exc).__name__}: {exc})"
         return parsed
-    walker = _Walker(source, parsed)
+    walker = _Walker(rewritten, parsed, quoted_heredocs)
     for tree in trees:
         walker.walk(tree, nested=False)
     return parsed
 
 
+def _unquote_heredoc_delimiters(source: str) -> tuple[str, frozenset[int]]:
+    """bashlex cannot read `<<'EOF'`; write it as `<< EOF ` (same length, so positions hold)
+    and return where each such delimiter starts, to treat those here-documents as quoted."""
+    starts: set[int] = set()
+
+    def unquote(match: re.Match[str]) -> str:
+        starts.add(match.start(4))
+        return f"<<{match.group(1)}{match.group(2)} {match.group(4)} "
+
+    return _QUOTED_HEREDOC.sub(unquote, source), frozenset(starts)
+
+
 class _Walker:
-    def __init__(self, source: str, parsed: ParsedCommand) -> None:
+    def __init__(self, source: str, parsed: ParsedCommand, quoted_heredocs: frozenset[int]) -> None:
         self.source = source
         self.parsed = parsed
+        self.quoted_heredocs = quoted_heredocs
 
     def unsafe(self, why: str) -> None:
         if why not in self.parsed.unsafe:
@@ -174,7 +189,7 @@ class _Walker:
         heredoc = getattr(node, "heredoc", None)
         if heredoc is not None:
             delimiter = self.source[output.pos[0] : output.pos[1]]
-            quoted = any(q in delimiter for q in "'\"\\")
+            quoted = output.pos[0] in self.quoted_heredocs or any(q in delimiter for q in "'\"\\")
             if not quoted and re.search(r"\$|`", heredoc.value):
                 self.unsafe("a here-document that expands")
             return None

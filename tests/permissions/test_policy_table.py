@@ -1,0 +1,193 @@
+"""Every mode × tool × rule combination → allow / ask / deny, as one table.
+
+Each row names a tool call (its risk and permission target) and, for each kind of rule, the
+expected decision in the five modes, in the order default, accept-edits, read-only, auto, yolo
+(`a` allow, `?` ask, `d` deny). Auto mode has a working sandbox here; a second table covers auto
+mode without one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from agentcli.permissions import Decision, PermissionMode
+from agentcli.permissions.setup import build_policy
+from agentcli.tools.base import PermissionTarget, Risk
+
+MODES = (
+    PermissionMode.DEFAULT,
+    PermissionMode.ACCEPT_EDITS,
+    PermissionMode.READ_ONLY,
+    PermissionMode.AUTO,
+    PermissionMode.YOLO,
+)
+LETTER = {"a": Decision.ALLOW, "?": Decision.ASK, "d": Decision.DENY}
+
+
+@dataclass(frozen=True)
+class Call:
+    risk: Risk
+    rule_class: str
+    subject: str
+    matching_rule: str
+    """A narrow rule that matches this call."""
+    everything_rule: str
+    """The rule of this class that matches everything."""
+
+
+CALLS = {
+    "read": Call(Risk.READ, "read", "src/app.py", "read(src/**)", "read(**)"),
+    "write": Call(Risk.WRITE, "write", "src/app.py", "write(src/*.py)", "write(**)"),
+    "write .git": Call(Risk.WRITE, "write", ".git/config", "write(.git/**)", "write(**)"),
+    "write .agentcli": Call(
+        Risk.WRITE, "write", ".agentcli/config.local.toml", "write(.agentcli/*)", "write(**)"
+    ),
+    "shell read-only": Call(Risk.EXECUTE, "shell", "git status", "shell(git status)", "shell(*)"),
+    "shell": Call(Risk.EXECUTE, "shell", "pytest -q tests", "shell(pytest *)", "shell(*)"),
+    "shell destructive": Call(
+        Risk.EXECUTE, "shell", "git reset --hard HEAD~1", "shell(git reset *)", "shell(*)"
+    ),
+    "shell substitution": Call(
+        Risk.EXECUTE, "shell", "echo $(whoami)", "shell(echo *)", "shell(*)"
+    ),
+    "shell git write": Call(
+        Risk.EXECUTE, "shell", "git commit -m wip", "shell(git commit *)", "shell(*)"
+    ),
+    "shell network": Call(
+        Risk.EXECUTE, "shell", "pip install requests", "shell(pip install *)", "shell(*)"
+    ),
+    "external tool": Call(Risk.EXTERNAL, "web_fetch", "*", "web_fetch", "web_fetch(*)"),
+    "execute tool": Call(Risk.EXECUTE, "notebook_run", "*", "notebook_run(*)", "notebook_run"),
+}
+
+#               no rule   allow     allow all  ask       deny
+TABLE = {
+    "read": ("aaaaa", "aaaaa", "aaaaa", "????a", "ddddd"),
+    "write": ("?adaa", "aadaa", "aadaa", "??d?a", "ddddd"),
+    "write .git": ("??d?a", "??d?a", "??d?a", "??d?a", "ddddd"),
+    "write .agentcli": ("??d?a", "??d?a", "??d?a", "??d?a", "ddddd"),
+    "shell read-only": ("aaaaa", "aaaaa", "aaaaa", "????a", "ddddd"),
+    "shell": ("??daa", "aadaa", "aadaa", "??d?a", "ddddd"),
+    "shell destructive": ("??d?a", "??d?a", "??d?a", "??d?a", "ddddd"),
+    "shell substitution": ("??daa", "??daa", "aadaa", "??d?a", "ddddd"),
+    "shell git write": ("??d?a", "aadaa", "aadaa", "??d?a", "ddddd"),
+    "shell network": ("??d?a", "aadaa", "aadaa", "??d?a", "ddddd"),
+    "external tool": ("??d?a", "aadaa", "aadaa", "??d?a", "ddddd"),
+    "execute tool": ("??d?a", "aadaa", "aadaa", "??d?a", "ddddd"),
+}
+RULE_KINDS = ("none", "allow", "allow all", "ask", "deny")
+
+
+def _rules(kind: str, call: Call) -> dict[str, list[str]]:
+    rules: dict[str, list[str]] = {"allow": [], "ask": [], "deny": []}
+    if kind == "allow":
+        rules["allow"].append(call.matching_rule)
+    elif kind == "allow all":
+        rules["allow"].append(call.everything_rule)
+    elif kind in ("ask", "deny"):
+        rules[kind].append(call.matching_rule)
+    return rules
+
+
+CASES = [
+    pytest.param(name, kind, mode, LETTER[TABLE[name][k][m]], id=f"{name}|{kind}|{mode.value}")
+    for name in CALLS
+    for k, kind in enumerate(RULE_KINDS)
+    for m, mode in enumerate(MODES)
+]
+
+
+@pytest.mark.parametrize(("name", "kind", "mode", "expected"), CASES)
+def test_decision_table(
+    name: str, kind: str, mode: PermissionMode, expected: Decision, tmp_path: Path
+) -> None:
+    call = CALLS[name]
+    rules = _rules(kind, call)
+    # Rules reach the policy from config files and from flags; both must behave the same.
+    for file_rules, flags in ((rules, {}), ({}, rules)):
+        policy = build_policy(
+            mode=mode,
+            file_rules=file_rules,
+            flag_allow=flags.get("allow", ()),
+            flag_ask=flags.get("ask", ()),
+            flag_deny=flags.get("deny", ()),
+            workspace=tmp_path,
+            sandbox_available=True,
+            persist=False,
+        )
+        target = PermissionTarget(call.rule_class, call.subject, f"{name}: {call.subject}")
+        verdict = policy.decide(call.risk, target)
+        assert verdict.decision is expected, verdict.reason
+        assert verdict.reason
+
+
+def test_the_table_covers_every_mode_tool_and_rule() -> None:
+    assert len(CASES) == len(CALLS) * len(RULE_KINDS) * len(MODES)
+    assert set(TABLE) == set(CALLS)
+    assert {c.risk for c in CALLS.values()} == set(Risk)
+
+
+# Auto mode when the kernel cannot sandbox: commands fall back to asking (built-in read-only
+# commands and allow rules still apply, as in default mode); writes are unaffected.
+NO_SANDBOX = {
+    ("shell", "none"): Decision.ASK,
+    ("shell", "allow"): Decision.ALLOW,
+    ("shell read-only", "none"): Decision.ALLOW,
+    ("shell substitution", "none"): Decision.ASK,
+    ("shell substitution", "allow all"): Decision.ALLOW,
+    ("shell git write", "none"): Decision.ASK,
+    ("write", "none"): Decision.ALLOW,
+}
+
+
+@pytest.mark.parametrize(("name", "kind"), list(NO_SANDBOX))
+def test_auto_mode_without_sandbox(name: str, kind: str, tmp_path: Path) -> None:
+    call = CALLS[name]
+    policy = build_policy(
+        mode=PermissionMode.AUTO,
+        file_rules=_rules(kind, call),
+        workspace=tmp_path,
+        sandbox_available=False,
+        sandbox_problem="the kernel has no Landlock",
+        persist=False,
+    )
+    verdict = policy.decide(call.risk, PermissionTarget(call.rule_class, call.subject, name))
+    assert verdict.decision is NO_SANDBOX[(name, kind)], verdict.reason
+
+
+def test_auto_mode_without_sandbox_says_why_once(tmp_path: Path) -> None:
+    policy = build_policy(
+        mode=PermissionMode.AUTO,
+        workspace=tmp_path,
+        sandbox_available=False,
+        sandbox_problem="the kernel has no Landlock",
+        persist=False,
+    )
+    target = PermissionTarget("shell", "make build", "run make build")
+    first = policy.decide(Risk.EXECUTE, target)
+    second = policy.decide(Risk.EXECUTE, target)
+    assert first.decision is second.decision is Decision.ASK
+    assert "the kernel has no Landlock" in first.reason
+    assert "the kernel has no Landlock" not in second.reason
+    assert "no sandbox" in second.reason
+
+
+def test_a_deny_at_any_level_wins_over_allows_elsewhere(tmp_path: Path) -> None:
+    policy = build_policy(
+        mode=PermissionMode.ACCEPT_EDITS,
+        file_rules={"allow": ["write(**)", "shell(*)"], "deny": ["write(secrets/**)"]},
+        flag_allow=["write(secrets/*)", "shell(curl *)"],
+        flag_deny=["shell(curl *)"],
+        workspace=tmp_path,
+        sandbox_available=False,
+        persist=False,
+    )
+    write = policy.decide(Risk.WRITE, PermissionTarget("write", "secrets/key", "write"))
+    assert write.decision is Decision.DENY
+    assert "secrets/**" in write.reason
+    shell = policy.decide(Risk.EXECUTE, PermissionTarget("shell", "ls && curl x", "run"))
+    assert shell.decision is Decision.DENY
+    assert "--deny" in shell.reason
