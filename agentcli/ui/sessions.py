@@ -13,8 +13,9 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from agentcli.config import data_home
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.ids import new_id
@@ -22,6 +23,9 @@ from agentcli.messages import Message
 from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.store.sqlite import SqliteJournal
+
+if TYPE_CHECKING:
+    from agentcli.conversation import ConversationManager
 
 SHORT_TEXT = 300
 
@@ -228,3 +232,20 @@ def undo_command(
     for name in result.removed:
         out.write(f"  removed {name}\n")
     return 0
+
+
+def resume_into(
+    manager: ConversationManager, session_id: str | None, events: EventSink | None = None
+) -> OpenedSession:
+    """Switch a live session (the REPL's `/resume [ID]`; no id: the latest in the workspace)
+    to a recorded one: recover it, then continue from its history."""
+    workspace = manager.tool_context.workspace
+    resumed = find_resumed(session_id, session_id is None, workspace)
+    if resumed is None:  # cannot happen: an id or --continue names one, or raises
+        raise UsageError("no session to resume")
+    opened = open_session(resumed, workspace=workspace, model=resumed.model, events=events)
+    manager.session_id = opened.session_id
+    manager.journal = opened.journal
+    manager.messages = opened.messages
+    manager.tool_context.data_dir = data_home() / "sessions" / opened.session_id
+    return opened

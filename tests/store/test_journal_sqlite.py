@@ -19,7 +19,7 @@ from agentcli.store.sqlite import SessionNotFoundError, SqliteJournal
 from agentcli.testing import ScriptedModel, respond, text, thinking, tool_use
 from agentcli.tools.base import Risk, Tool, ToolContext, ToolInput, ToolOutput
 from agentcli.tools.records import CallStatus
-from agentcli.ui.sessions import find_resumed, open_session
+from agentcli.ui.sessions import find_resumed, open_session, resume_into
 
 
 def test_migrations_are_numbered_recorded_and_applied_once(tmp_path: Path) -> None:
@@ -203,3 +203,19 @@ def test_messages_keep_their_order_across_reopen(workspace: Path, conn: sqlite3.
     again = SqliteJournal.open("S-ORDER", conn=connect())
     again.message_appended(Message.user("two"))
     assert [m.text for m in queries.load_messages(conn, "S-ORDER")] == ["one", "two"]
+
+
+async def test_a_live_session_can_switch_to_a_recorded_one(
+    workspace: Path, conn: sqlite3.Connection, manager_factory: Any
+) -> None:
+    earlier = open_session(None, workspace=workspace, model="scripted")
+    model = ScriptedModel([respond(text("first answer")), respond(text("second answer"))])
+    await manager_factory(model, workspace, earlier.journal).run_task("first question")
+    live = manager_factory(
+        model, workspace, open_session(None, workspace=workspace, model="m").journal
+    )
+    opened = resume_into(live, None)  # no id: the latest session with messages here
+    assert live.session_id == earlier.session_id == opened.session_id
+    assert [m.text for m in live.messages] == ["first question", "first answer"]
+    await live.run_task("second question")
+    assert len(queries.load_messages(conn, earlier.session_id)) == 4
