@@ -67,7 +67,7 @@ def _signal_group(pgid: int, sig: int) -> None:
 
 
 async def stop_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGTERM the command's process group, SIGKILL it after KILL_GRACE_S, reap the leader."""
+    """SIGTERM the command's process group, SIGKILL it after KILL_GRACE_S."""
     pgid = proc.pid
     _signal_group(pgid, signal.SIGTERM)
     deadline = time.monotonic() + KILL_GRACE_S
@@ -78,8 +78,32 @@ async def stop_group(proc: asyncio.subprocess.Process) -> None:
     finally:
         # Also on a second cancellation: never leave the group running.
         _signal_group(pgid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            await asyncio.shield(proc.wait())
+    with contextlib.suppress(TimeoutError):
+        await _leader_exit(proc, None, EOF_WAIT_S)
+
+
+async def _leader_exit(
+    proc: asyncio.subprocess.Process, reader: asyncio.Task[None] | None, limit_s: float
+) -> None:
+    """Wait until the command's own process has exited; TimeoutError after `limit_s` seconds.
+
+    Not `proc.wait()`: in Python 3.11 that also waits until the output pipe closes, which a
+    background child holding the pipe delays until the timeout. `returncode` is set as soon as
+    the leader exits, so it is polled while the pipe is still open.
+    """
+    deadline = time.monotonic() + limit_s
+    while proc.returncode is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        if reader is not None and reader.done():
+            # The pipe is closed, so wait() is exact again.
+            await asyncio.wait_for(proc.wait(), remaining)
+            return
+        if reader is None:
+            await asyncio.sleep(min(_POLL_S, remaining))
+        else:
+            await asyncio.wait([reader], timeout=min(_POLL_S * 2.5, remaining))
 
 
 async def run_in_group(
@@ -102,7 +126,7 @@ async def run_in_group(
     timed_out = stopped_leftovers = False
     try:
         try:
-            await asyncio.wait_for(proc.wait(), timeout_s)
+            await _leader_exit(proc, reader, timeout_s)
         except TimeoutError:
             timed_out = True
             await stop_group(proc)
@@ -110,8 +134,7 @@ async def run_in_group(
             if group_alive(proc.pid):
                 stopped_leftovers = True
                 await stop_group(proc)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(reader), EOF_WAIT_S)
+        await asyncio.wait([reader], timeout=EOF_WAIT_S)
     except BaseException:
         reader.cancel()
         await asyncio.shield(stop_group(proc))

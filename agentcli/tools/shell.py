@@ -96,7 +96,7 @@ class Shell(Tool[ShellInput]):
         limit = max(ctx.output_cap - NOTICE_ROOM - HEADER_ROOM, 1000)
         collector = HeadTailCollector(limit, new_spill_path(ctx.data_dir, "shell"))
         result = await run_in_group(argv, cwd=ctx.workspace, timeout_s=timeout, collector=collector)
-        output = result.output.text or "(no output)"
+        output = result.output.text.rstrip("\n") or "(no output)"
         if result.timed_out:
             raise ToolError(
                 ToolErrorKind.TIMEOUT,
@@ -130,7 +130,7 @@ def _success(command: str, result: CommandResult, output: str, ctx: ToolContext)
         explanation = ctx.sandbox.explain_failure(result.output.text, code)
         if explanation:
             notes.append(f"[sandbox: {explanation}]")
-    text = "\n".join([header, output.rstrip("\n"), *notes])
+    text = "\n".join([header, output, *notes])
     return ToolOutput(
         text=text,
         is_error=failed,
