@@ -1,0 +1,121 @@
+"""Black-box: `agentcli run --accept` decides success from evidence, never from the claim."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
+from tests.test_cli_run import agentcli, result_of
+
+CHECK = "python3 -c 'import calc; assert calc.add(2, 3) == 5, calc.add(2, 3)'"
+BROKEN = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeMessagesServer]:
+    with FakeMessagesServer() as fake:
+        yield fake
+        assert fake.pairing_problems() == []
+
+
+@pytest.fixture
+def repo(workspace: Path) -> Path:
+    for args in (["init", "-q"], ["config", "user.email", "t@e"], ["config", "user.name", "t"]):
+        subprocess.run(["git", *args], cwd=workspace, check=True)
+    (workspace / "calc.py").write_text(BROKEN)
+    subprocess.run(["git", "add", "."], cwd=workspace, check=True)
+    subprocess.run(["git", "commit", "-qm", "init"], cwd=workspace, check=True)
+    return workspace
+
+
+def all_request_text(server: FakeMessagesServer) -> list[str]:
+    texts = []
+    for request in server.requests:
+        last = request.body["messages"][-1]
+        texts.append(" ".join(str(b.get("text", b.get("content", ""))) for b in last["content"]))
+    return texts
+
+
+def test_false_fixed_claim_ends_failed_with_evidence_shown(
+    server: FakeMessagesServer, repo: Path
+) -> None:
+    server.push(*[stream_message([text("Fixed it, all tests pass.")]) for _ in range(3)])
+    proc = agentcli("run", "fix add", "--accept", CHECK, "--accept-retries", "2",
+                    "--output-format", "json", server=server, cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    data = result_of(proc)
+    assert data["task_state"] == "failed" and data["terminal_reason"] == "completed"
+    assert "exited 1" in data["error"]
+    last = data["acceptance"][-1]
+    assert last["passed"] is False and last["exit_code"] == 1
+    assert "AssertionError: -1" in last["output_tail"]
+    assert last["artifact_version"] == data["artifact_version"]
+    shown = all_request_text(server)[1:]
+    assert len(shown) == 2 and all("AssertionError: -1" in t for t in shown)
+
+
+def test_fix_after_failed_check_succeeds_on_the_final_version(
+    server: FakeMessagesServer, repo: Path
+) -> None:
+    server.push(
+        stream_message([text("Done.")]),
+        stream_message([tool_use("read_file", {"path": "calc.py"})]),
+        stream_message([tool_use("write_file", {"path": "calc.py", "content": FIXED})]),
+        stream_message([text("Fixed for real.")]),
+    )
+    proc = agentcli("run", "fix add", "--accept", CHECK, "--permission-mode", "accept-edits",
+                    "--output-format", "json", server=server, cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    data = result_of(proc)
+    assert data["task_state"] == "succeeded"
+    (check,) = data["acceptance"]
+    assert check["passed"] and check["artifact_version"] == data["artifact_version"]
+    assert data["changed_files"] == ["calc.py"]
+    assert (repo / "calc.py").read_text() == FIXED
+
+
+def test_repeated_identical_failing_call_ends_no_progress_after_one_nudge(
+    server: FakeMessagesServer, workspace: Path
+) -> None:
+    server.push(*[stream_message([tool_use("read_file", {"path": "missing.py"})])
+                  for _ in range(4)])
+    proc = agentcli("run", "read it", "--output-format", "json", server=server, cwd=workspace)
+    assert proc.returncode == 1, proc.stderr
+    data = result_of(proc)
+    assert data["terminal_reason"] == "no_progress"
+    nudges = [t for t in all_request_text(server) if "convergence guard" in t]
+    assert len(nudges) == 1 and "missing.py" in nudges[0]
+
+
+def test_hanging_acceptance_check_is_killed_by_its_timeout(
+    server: FakeMessagesServer, workspace: Path
+) -> None:
+    (workspace / ".agentcli").mkdir()
+    (workspace / ".agentcli" / "config.toml").write_text("[acceptance]\ntimeout_s = 1\n")
+    server.push(stream_message([text("done")]))
+    proc = agentcli("run", "x", "--accept", "sleep 30", "--accept-retries", "0",
+                    "--output-format", "json", server=server, cwd=workspace)
+    assert proc.returncode == 1, proc.stderr
+    (check,) = result_of(proc)["acceptance"]
+    assert check["exit_code"] is None and check["passed"] is False
+    assert check["duration_s"] < 10
+
+
+def test_denied_writes_stop_with_exit_4_and_name_the_rule(
+    server: FakeMessagesServer, workspace: Path
+) -> None:
+    server.push(*[stream_message([tool_use("write_file", {"path": f"src/f{n}.py",
+                                                          "content": "x"})]) for n in range(3)])
+    proc = agentcli("run", "write", "--output-format", "json", server=server, cwd=workspace)
+    assert proc.returncode == 4, proc.stderr
+    data = result_of(proc)
+    assert data["terminal_reason"] == "permission_denied"
+    assert len(data["permission_denials"]) == 3
+    assert not (workspace / "src").exists()
+    first_result = server.requests[1].body["messages"][-1]["content"][0]["content"]
+    assert "--allow 'write(src/**)'" in first_result
