@@ -66,7 +66,11 @@ class Checkpointer:
 
     def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None:
         if task_id not in self._complete:
-            self._complete[task_id] = self._begin(task_id)
+            try:
+                self._complete[task_id] = self._begin(task_id)
+            except Exception as exc:  # the work goes on; only its undo is lost, and undo says why
+                self._complete[task_id] = True
+                _record_failure(self.conn, task_id, self.workspace, exc)
         if not self._complete[task_id] and pre_state and "path" in pre_state:
             self._save_preimage(task_id, Path(str(pre_state["path"])))
 
@@ -76,7 +80,10 @@ class Checkpointer:
         row = _checkpoint_row(self.conn, task_id)
         if row is None or row["ended_at"] is not None:
             return
-        finish_checkpoint(self.conn, row)
+        try:
+            finish_checkpoint(self.conn, row)
+        except Exception as exc:
+            _record_failure(self.conn, task_id, self.workspace, exc)
 
     def _begin(self, task_id: str) -> bool:
         repo = _repo(self.workspace)
@@ -204,7 +211,22 @@ def finish_open_checkpoints(conn: sqlite3.Connection, task_ids: list[str]) -> No
     for task_id in task_ids:
         row = _checkpoint_row(conn, task_id)
         if row is not None and row["ended_at"] is None:
-            finish_checkpoint(conn, row)
+            try:
+                finish_checkpoint(conn, row)
+            except Exception as exc:
+                _record_failure(conn, task_id, Path(row["workspace"]), exc)
+
+
+def _record_failure(
+    conn: sqlite3.Connection, task_id: str, workspace: Path, exc: Exception
+) -> None:
+    now = time.time()
+    conn.execute(
+        "INSERT INTO checkpoints (task_id, workspace, kind, error, created_at, ended_at) "
+        "VALUES (?, ?, 'failed', ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
+        "kind = 'failed', error = excluded.error, ended_at = excluded.ended_at",
+        (task_id, str(workspace), f"{type(exc).__name__}: {exc}", now, now),
+    )
 
 
 def _remove_empty_parents(path: Path, stop: Path) -> None:
@@ -234,6 +256,8 @@ def undo(conn: sqlite3.Connection, workspace: Path, task_id: str | None = None) 
     task = row["task_id"]
     if row["undone_at"] is not None:
         raise UndoError(f"task {task} was already undone")
+    if row["kind"] == "failed":
+        raise UndoError(f"task {task} cannot be undone: its checkpoint failed ({row['error']})")
     if row["ended_at"] is None:
         raise UndoError(
             f"task {task} has not ended (it is still running, or its run was interrupted: "

@@ -102,6 +102,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             start_manifest TEXT,
             end_manifest TEXT,
             complete INTEGER NOT NULL DEFAULT 1,
+            error TEXT,
             created_at REAL NOT NULL,
             ended_at REAL,
             undone_at REAL

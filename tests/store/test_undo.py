@@ -203,3 +203,19 @@ async def test_an_interrupted_task_can_be_undone_after_its_session_is_recovered(
     assert undo(workspace)[0] == 0
     assert (workspace / "edit.txt").read_text() == "v1\n"
     assert connect().execute("SELECT undone_at FROM checkpoints").fetchone()[0] is not None
+
+
+async def test_a_failed_checkpoint_does_not_stop_the_task_and_undo_says_why(
+    workspace: Path, manager_factory: Any
+) -> None:
+    seed(workspace)
+    git(workspace, "init", "-q")
+    (workspace / ".git" / "refs" / "agentcli").write_text("in the way\n")  # update-ref fails
+    task_id = await run_task(
+        manager_factory, workspace, tool_use("write_file", {"path": "new.txt", "content": "x\n"})
+    )
+    assert (workspace / "new.txt").read_text() == "x\n"
+    code, _, err = undo(workspace)
+    assert code == 1
+    assert f"task {task_id} cannot be undone: its checkpoint failed" in err
+    assert (workspace / "new.txt").exists()
