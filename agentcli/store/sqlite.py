@@ -135,7 +135,8 @@ class SqliteJournal:
         crash_point("after_start", record.name)
 
     def call_finished(self, record: ToolCallRecord) -> None:
-        crash_point("after_effect", record.name)
+        if record.started_at is not None:  # only a call that ran can have had an effect
+            crash_point("after_effect", record.name)
         with self._lock:
             self.conn.execute(
                 "INSERT INTO tool_calls (session_id, call_id, task_id, name, input, risk, status, "
@@ -223,5 +224,6 @@ class SqliteJournal:
             )
             if isinstance(changes.get("model"), str):
                 conn.execute(
-                    "UPDATE sessions SET model = ? WHERE id = ?", (changes["model"], self.session_id)
+                    "UPDATE sessions SET model = ? WHERE id = ?",
+                    (changes["model"], self.session_id),
                 )
