@@ -146,7 +146,18 @@ class ToolRuntime:
             tool.validate(args, self.ctx)
             target = tool.permission_target(args, self.ctx)
             resources = tool.resources(args, self.ctx)
-        except ValidationError as exc:
+        except FatalToolError:
+            raise
+        except Exception as exc:
+            self._refuse(record, tool, exc)
+            return None
+        if not await self._permitted(tool, record, target, self._preview(tool, args)):
+            return None
+        return _Ready(record=record, tool=tool, args=args, resources=resources)
+
+    def _refuse(self, record: ToolCallRecord, tool: Tool[Any], exc: Exception) -> None:
+        """Finish a call whose input or checks failed before permission was asked."""
+        if isinstance(exc, ValidationError):
             self._finish(
                 record,
                 CallStatus.FAILED,
@@ -154,18 +165,11 @@ class ToolRuntime:
                 f"invalid arguments for {tool.name}: {_describe_validation(exc)}. "
                 f"Expected input: {_signature(tool)}",
             )
-            return None
-        except ToolError as exc:
-            status = (
-                CallStatus.DENIED
-                if exc.kind is ToolErrorKind.PERMISSION_DENIED
-                else CallStatus.FAILED
-            )
+        elif isinstance(exc, ToolError):
+            denied = exc.kind is ToolErrorKind.PERMISSION_DENIED
+            status = CallStatus.DENIED if denied else CallStatus.FAILED
             self._finish(record, status, exc.kind, self._cap(record, exc.message))
-            return None
-        except FatalToolError:
-            raise
-        except Exception as exc:  # a bug in a tool's hooks must not crash the loop
+        else:  # a bug in a tool's hooks must not crash the loop
             self._finish(
                 record,
                 CallStatus.FAILED,
@@ -173,10 +177,6 @@ class ToolRuntime:
                 f"internal error in {tool.name} while checking the call: "
                 f"{type(exc).__name__}: {exc}",
             )
-            return None
-        if not await self._permitted(tool, record, target, self._preview(tool, args)):
-            return None
-        return _Ready(record=record, tool=tool, args=args, resources=resources)
 
     def _preview(self, tool: Tool[Any], args: ToolInput) -> str:
         try:
