@@ -1,0 +1,64 @@
+"""Black-box: `agentcli run` offers the six built-in tools to the model and executes them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
+
+
+def test_run_offers_and_executes_the_builtin_tools(workspace: Path) -> None:
+    (workspace / "a.py").write_text("print('hi')\n")
+    with FakeMessagesServer() as server:
+        server.push(
+            stream_message(
+                [
+                    tool_use("glob", {"pattern": "*.py"}, id="g1"),
+                    tool_use("grep", {"pattern": "print", "output_mode": "content"}, id="g2"),
+                    tool_use("write_file", {"path": "b.py", "content": "x = 1\n"}, id="w1"),
+                    tool_use("shell", {"command": "echo hi", "bogus": 1}, id="s1"),
+                ]
+            ),
+            stream_message([text("done")]),
+        )
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agentcli",
+                "run",
+                "look",
+                "--output-format",
+                "json",
+                "--permission-mode",
+                "accept-edits",
+            ],
+            cwd=workspace,
+            env={**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert server.pairing_problems() == []
+        first, second = server.requests[0].body, server.requests[1].body
+    assert proc.returncode == 0, proc.stderr
+    offered = [tool["name"] for tool in first["tools"]]
+    assert offered == ["read_file", "write_file", "edit_file", "glob", "grep", "shell"]
+    data = json.loads(proc.stdout)
+    statuses = {call["id"]: (call["status"], call["is_error"]) for call in data["tool_calls"]}
+    assert statuses == {
+        "g1": ("succeeded", False),
+        "g2": ("succeeded", False),
+        "w1": ("succeeded", False),
+        "s1": ("failed", True),
+    }
+    assert (workspace / "b.py").read_text() == "x = 1\n"
+    results = {block["tool_use_id"]: block for block in second["messages"][-1]["content"]}
+    assert results["g1"]["content"] == "a.py"
+    assert "1:print('hi')" in results["g2"]["content"]
+    assert "unknown field 'bogus'" in results["s1"]["content"]
