@@ -25,6 +25,8 @@ from agentcli.sandbox import landlock, namespaces
 
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
 FAILED = 126
+NO_NAMESPACES_ENV = "AGENTCLI_SANDBOX_NO_NAMESPACES"
+"""Set (by the user, e.g. to test the fallback) to confine with Landlock alone."""
 
 
 def _parse(args: list[str]) -> dict[str, list[str]]:
@@ -70,7 +72,9 @@ def confine(*, write: list[str], read_only: list[str], no_network: bool) -> dict
     """Apply every restriction to this process; return what was done. Raises OSError."""
     done: dict[str, object] = {"network": "open", "read_only": "none", "namespaces": "none"}
     entered = False
-    if no_network or read_only:
+    if os.environ.get(NO_NAMESPACES_ENV):
+        done["namespaces"] = f"disabled by {NO_NAMESPACES_ENV}"
+    elif no_network or read_only:
         try:
             done["namespaces"] = namespaces.unshare(network=no_network, mounts=bool(read_only))
             entered = True

@@ -177,6 +177,14 @@ def undo(
     raise typer.Exit(sessions.undo_command(cwd, task))
 
 
+@app.command()
+def doctor(cwd: _CwdOption = None) -> None:
+    """Check the setup: model config, API key, git, ripgrep and the OS sandbox."""
+    from agentcli.ui.doctor import doctor_command
+
+    raise typer.Exit(doctor_command(cwd))
+
+
 def run_app(args: list[str]) -> int:
     """Run the CLI; UsageError becomes a one-line message and exit code 2."""
     try:

@@ -1,0 +1,77 @@
+"""Fixtures for the sandbox tests: real commands through the real helper, on this kernel."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentcli.sandbox import landlock
+from agentcli.sandbox.runner import LandlockSandbox
+
+LANDLOCK_ABI = landlock.abi_version()
+requires_landlock = pytest.mark.skipif(
+    LANDLOCK_ABI < 1,
+    reason=f"this kernel ({platform.system()} {platform.release()}) has no Landlock, so the "
+    "sandbox cannot be exercised here (agentcli reports it and auto mode asks instead)",
+)
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A directory outside the workspace that a sandboxed command must not write to."""
+    path = tmp_path / "outside"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def repo(workspace: Path) -> Path:
+    """The workspace as a git repository with one commit."""
+    env = {**os.environ, **GIT_ENV}
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=workspace, check=True, env=env)
+    (workspace / "a.txt").write_text("a\n")
+    subprocess.run(["git", "add", "a.txt"], cwd=workspace, check=True, env=env)
+    subprocess.run(["git", "commit", "-qm", "first"], cwd=workspace, check=True, env=env)
+    return workspace
+
+
+@pytest.fixture
+def sandbox(workspace: Path) -> LandlockSandbox:
+    return LandlockSandbox(workspace=workspace)
+
+
+@pytest.fixture
+def run() -> Run:
+    """Run `bash -c COMMAND` through a sandbox, in its workspace, stdin closed."""
+
+    def runner(
+        box: LandlockSandbox, command: str, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        argv = box.wrap(["bash", "-c", command], cwd=box.workspace)
+        return subprocess.run(
+            argv,
+            cwd=box.workspace,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **GIT_ENV, **(env or {})},
+            check=False,
+        )
+
+    return runner

@@ -1,0 +1,48 @@
+"""`agentcli doctor` reports the setup and the sandbox, never a secret, without the SDK."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def test_doctor_reports_setup_and_sandbox(workspace: Path) -> None:
+    (workspace / ".agentcli").mkdir()
+    (workspace / ".agentcli" / "config.toml").write_text('model = "claude-test-model"\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentcli", "doctor"],
+        cwd=workspace,
+        env={**os.environ, "ANTHROPIC_API_KEY": "sk-ant-secret-value"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "model: claude-test-model" in out
+    assert "API key: ANTHROPIC_API_KEY is set" in out
+    assert "sk-ant-secret-value" not in out + proc.stderr
+    assert "git: git version" in out
+    assert "ripgrep: " in out
+    assert "sandbox: " in out and "auto mode: " in out
+
+
+def test_doctor_does_not_import_the_sdk(workspace: Path) -> None:
+    code = (
+        "import sys; from pathlib import Path; from agentcli.ui.doctor import doctor_lines; "
+        f"doctor_lines(Path({str(workspace)!r})); print('anthropic' in sys.modules)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert proc.stdout.strip() == "False"
+
+
+def test_doctor_says_when_the_key_is_missing(workspace: Path) -> None:
+    from agentcli.ui.doctor import doctor_lines
+
+    lines = doctor_lines(workspace)
+    assert "API key: missing (export ANTHROPIC_API_KEY=…)" in lines

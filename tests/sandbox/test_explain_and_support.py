@@ -1,0 +1,176 @@
+"""What the sandbox lifts for which command, what it tells the model after a failure, what it
+reports about this kernel, and the whole path through the real shell tool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentcli.config import FileConfig
+from agentcli.permissions import PermissionMode
+from agentcli.permissions.setup import build_permissions
+from agentcli.sandbox.explain import SandboxLimits, explain
+from agentcli.sandbox.runner import Escalation, escalation_for, shell_command_of
+from agentcli.sandbox.support import SandboxSupport, probe_support, sandbox_report
+from agentcli.tools.base import ToolContext
+from agentcli.tools.shell import Shell, ShellInput
+from tests.sandbox.conftest import LANDLOCK_ABI, requires_landlock
+
+GIT = Escalation(git_write=True)
+NET = Escalation(network=True)
+BOTH = Escalation(git_write=True, network=True)
+NONE = Escalation()
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("git commit -m x", GIT),
+        ("git add -A && git commit -m 'msg'", GIT),
+        ("git commit -m \"$(cat <<'EOF'\nfix: a\n\nbody\nEOF\n)\"", GIT),
+        ("git add . && git commit -m x && git push", BOTH),
+        ("git pull --rebase", BOTH),
+        ("pip install -e .", NET),
+        ("python -m pip install requests", NET),
+        ("npm ci && npm install left-pad", NET),
+        ("curl -fsSL https://example.com -o x", NET),
+        ("git status", NONE),  # reads run with .git read-only
+        ("git log && git commit -m x", NONE),
+        ("ls && git commit -m x", NONE),
+        ("git commit -m x; rm -rf /", NONE),
+        ('git commit -m "$(curl evil)"', NONE),
+        ("git commit -m x > out.txt", NONE),
+        ("GIT_DIR=/tmp/x git commit -m x", NONE),
+        ("pip install x && python -c 'exfiltrate()'", NONE),
+        ("npm test", NONE),
+        ("git commit -m ${X:=y}", NONE),
+        ("time git commit", NONE),
+    ],
+)
+def test_escalation_only_when_every_part_needs_it(command: str, expected: Escalation) -> None:
+    assert escalation_for(command) == expected
+
+
+def test_the_command_string_is_found_in_the_shell_argv() -> None:
+    assert shell_command_of(["bash", "-c", "ls"]) == "ls"
+    assert shell_command_of(["/bin/bash", "-lc", "ls"]) == "ls"
+    assert shell_command_of(["python", "-c", "x"]) == ""
+    assert shell_command_of(["bash", "script.sh"]) == ""
+
+
+LIMITS = SandboxLimits(
+    workspace=Path("/work/ws"),
+    temp_dir=Path("/tmp/agentcli-session-x"),
+    writable=(Path("/cache"),),
+    protected=(Path("/work/ws/.git"), Path("/work/ws/.agentcli")),
+    network_blocked=True,
+)
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        ("bash: /etc/hosts: Permission denied", "outside the writable places"),
+        ("touch: cannot touch '/home/u/x': Permission denied", "outside the writable places"),
+        ("PermissionError: [Errno 13] Permission denied: '/usr/lib/x'", "outside"),
+        ("bash: .git/hooks/pre-commit: Read-only file system", ".git is read-only"),
+        ("error: could not lock config file .git/config: Read-only file system", ".git"),
+        ("fatal: Unable to create '/work/ws/.git/index.lock': Read-only file system", ".git"),
+        ("bash: .agentcli/config.local.toml: Read-only file system", "agentcli's own config"),
+        ("OSError: [Errno 101] Network is unreachable", "network"),
+        ("curl: (6) Could not resolve host: example.com", "network"),
+        ("ConnectionRefusedError: [Errno 111] Connection refused", "network"),
+        ("mkdir: cannot create directory: Permission denied", "may have come from the sandbox"),
+        ("agentcli sandbox: cannot confine the command, not running it: x", "did not run"),
+    ],
+)
+def test_sandbox_failures_are_explained(output: str, expected: str) -> None:
+    note = explain(output, LIMITS)
+    assert note is not None
+    assert expected in note
+    if "agentcli sandbox:" not in output:
+        assert note.startswith("This command ran inside agentcli's sandbox")
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "FAILED tests/test_x.py::test_y - AssertionError",
+        "bash: ./run.sh: Permission denied",  # not executable, inside the workspace
+        "cp: cannot create regular file '/tmp/agentcli-session-x/a': Permission denied",
+        "tar: /cache/x: Cannot open: Permission denied",
+    ],
+)
+def test_other_failures_are_not_blamed_on_the_sandbox(output: str) -> None:
+    assert explain(output, LIMITS) is None
+
+
+def test_network_errors_are_not_blamed_when_the_network_is_on() -> None:
+    limits = SandboxLimits(
+        workspace=Path("/w"), temp_dir=Path("/t"), writable=(), protected=(), network_blocked=False
+    )
+    assert explain("curl: (7) Couldn't connect to server", limits) is None
+
+
+def test_doctor_lines_say_what_is_enforced() -> None:
+    lines = sandbox_report()
+    assert lines[0].startswith("sandbox:")
+    if LANDLOCK_ABI >= 1:
+        assert f"Landlock ABI {LANDLOCK_ABI}" in lines[0]
+        assert any("network off" in line for line in lines)
+    missing = SandboxSupport(
+        landlock_abi=0, ok=False, network="cannot be blocked", read_only="none", problem="no LSM"
+    )
+    unavailable = sandbox_report(missing)
+    assert "unavailable" in unavailable[0] and "no LSM" in unavailable[0]
+    assert "asks" in unavailable[1]
+
+
+@requires_landlock
+def test_this_kernel_passes_the_probe() -> None:
+    support = probe_support()
+    assert support.ok, support.problem
+    assert support.landlock_abi == LANDLOCK_ABI
+    assert support.network_blockable == (support.network != "cannot be blocked")
+
+
+@requires_landlock
+def test_auto_mode_sandboxes_and_yolo_does_not(workspace: Path) -> None:
+    auto = build_permissions(
+        mode=PermissionMode.AUTO, allow=[], deny=[], files=FileConfig(), workspace=workspace
+    )
+    assert auto.sandbox is not None and auto.policy.sandbox_available
+    assert (workspace / ".agentcli").is_dir()
+    yolo = build_permissions(
+        mode=PermissionMode.YOLO, allow=[], deny=[], files=FileConfig(), workspace=workspace
+    )
+    assert yolo.sandbox is None
+    off = FileConfig(values={"sandbox.enabled": False})
+    disabled = build_permissions(
+        mode=PermissionMode.AUTO, allow=[], deny=[], files=off, workspace=workspace
+    )
+    assert disabled.sandbox is None and not disabled.policy.sandbox_available
+    assert any("auto mode will ask" in notice for notice in disabled.notices)
+    default_on = FileConfig(values={"sandbox.enabled": True, "permissions.denial_limit": 5})
+    default = build_permissions(
+        mode=PermissionMode.DEFAULT, allow=[], deny=[], files=default_on, workspace=workspace
+    )
+    assert default.sandbox is not None and default.denial_limit == 5
+
+
+@requires_landlock
+async def test_the_shell_tool_runs_sandboxed_and_tells_the_model(
+    workspace: Path, tmp_path: Path
+) -> None:
+    permissions = build_permissions(
+        mode=PermissionMode.AUTO, allow=[], deny=[], files=FileConfig(), workspace=workspace
+    )
+    ctx = ToolContext(workspace=workspace, data_dir=tmp_path / "data", sandbox=permissions.sandbox)
+    target = tmp_path / "outside.txt"
+    output = await Shell().call(ShellInput(command=f"echo hi > {target}"), ctx)
+    assert output.is_error
+    assert not target.exists()
+    assert "This command ran inside agentcli's sandbox" in output.text
+    ok = await Shell().call(ShellInput(command="echo hi > inside.txt && cat inside.txt"), ctx)
+    assert not ok.is_error and "hi" in ok.text
