@@ -369,3 +369,35 @@ async def test_malformed_input_through_the_loop_is_an_error_result(
     assert "[invalid_arguments]" in results[0].content and "'path'" in results[0].content
     assert "regex parse error" in results[1].content
     assert "[unknown_tool]" in results[2].content
+
+
+async def test_a_user_tool_from_the_public_api(make_harness: Any) -> None:
+    from agentcli.tools import Resources as PublicResources
+    from agentcli.tools import Risk as PublicRisk
+    from agentcli.tools import Tool as PublicTool
+    from agentcli.tools import ToolInput as PublicInput
+    from agentcli.tools import ToolOutput as PublicOutput
+
+    class TicketInput(PublicInput):
+        ticket: str = Field(description="Ticket id.")
+
+    class LookupTicket(PublicTool[TicketInput]):
+        name = "lookup_ticket"
+        description = "Fetch a ticket. Read-only."
+        input_model = TicketInput
+        risk = PublicRisk.EXTERNAL
+
+        def resources(self, args: TicketInput, ctx: ToolContext) -> PublicResources:
+            return PublicResources(reads=frozenset({f"ticket:{args.ticket}"}))
+
+        async def call(self, args: TicketInput, ctx: ToolContext) -> PublicOutput:
+            return PublicOutput(text=f"{args.ticket}: open", source={"ticket": args.ticket})
+
+    harness = make_harness([LookupTicket()])
+    spec = harness.runtime.specs()[0]
+    assert spec.input_schema["properties"] == {
+        "ticket": {"description": "Ticket id.", "type": "string"}
+    }
+    record = await harness.call("lookup_ticket", ticket="ABC-1")
+    assert record.result_text == "ABC-1: open" and record.source == {"ticket": "ABC-1"}
+    assert record.risk == "external"
