@@ -1,4 +1,5 @@
-"""Console-script entry point. `--version` answers before anything heavy is imported."""
+"""Console-script entry point. `--version` answers before anything heavy is imported, and the
+REPL (no arguments) starts without loading the command-line parser."""
 
 from __future__ import annotations
 
@@ -12,6 +13,11 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"agentcli {__version__}\n")
         return 0
+    if not args:
+        # The REPL's prompt must be up at once: skip importing the command-line parser.
+        from agentcli.ui.repl import main as repl_main
+
+        return repl_main()
     from agentcli.ui.cli import run_app
 
     return run_app(args)

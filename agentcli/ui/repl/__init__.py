@@ -13,9 +13,20 @@ __all__ = ["Repl", "ReplSettings", "main"]
 
 
 def main(settings: ReplSettings | None = None) -> int:
-    """Run the REPL on the real terminal; returns the exit code."""
+    """Run the REPL on the real terminal; returns the exit code (2 for a configuration error,
+    e.g. a broken config file, said in one line)."""
+    import sys
+
     from rich.console import Console
 
+    from agentcli.errors import UsageError
+
     console = Console(highlight=False, markup=False, emoji=False)
-    repl = Repl(settings or ReplSettings(), console=console)
+    try:
+        repl = Repl(settings or ReplSettings(), console=console)
+    except UsageError as exc:
+        sys.stderr.write(f"agentcli: error: {exc.message}\n")
+        if exc.hint:
+            sys.stderr.write(f"  hint: {exc.hint}\n")
+        return 2
     return asyncio.run(repl.run())
