@@ -94,7 +94,35 @@ def parse_command(source: str) -> ParsedCommand:
     walker = _Walker(rewritten, parsed, quoted_heredocs)
     for tree in trees:
         walker.walk(tree, nested=False)
+    if _has_comment(rewritten, trees):
+        # bashlex drops comments; where it and bash disagree on one, a command could hide.
+        walker.unsafe("a comment")
     return parsed
+
+
+_LEAVES = frozenset(
+    {"word", "assignment", "operator", "pipe", "reservedword", "redirect", "heredoc", "tilde"}
+)
+
+
+def _has_comment(source: str, trees: list[Any]) -> bool:
+    """Is there a `#` outside every word, operator and here-document bashlex parsed?"""
+    if "#" not in source:
+        return False
+    covered = [False] * len(source)
+    stack = list(trees)
+    while stack:
+        node = stack.pop()
+        if node.kind in _LEAVES:
+            start, end = node.pos
+            covered[start:end] = [True] * (end - start)
+        for name in ("parts", "list", "redirects", "command", "output", "heredoc"):
+            child = getattr(node, name, None)
+            if isinstance(child, list):
+                stack.extend(child)
+            elif child is not None and hasattr(child, "kind"):
+                stack.append(child)
+    return any(char == "#" and not covered[i] for i, char in enumerate(source))
 
 
 def _unquote_heredoc_delimiters(source: str) -> tuple[str, frozenset[int]]:

@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import Field
 
 from agentcli.errors import ToolError, ToolErrorKind
+from agentcli.permissions.commands import is_read_only
 from agentcli.tools.base import (
     EXCLUSIVE,
     PermissionTarget,
@@ -163,10 +164,6 @@ def _last_program(command: str) -> str:
 # --- the read-only classifier -------------------------------------------------------------
 
 _SEPARATORS = {"|", "&&", "||", ";"}
-_SIMPLE_READERS = {"ls", "cat", "head", "tail", "wc", "pwd", "echo", "grep", "egrep", "fgrep"}
-_GIT_READERS = {"status", "diff", "log", "show"}
-_FIND_WRITERS = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0"}
-_FIND_WRITERS |= {"-fprintf", "-fls"}
 
 
 def _tokens(command: str) -> list[str] | None:
@@ -180,37 +177,6 @@ def _tokens(command: str) -> list[str] | None:
 
 
 def is_read_only_command(command: str) -> bool:
-    """True only for commands that certainly change nothing: simple commands (or pipelines and
-    lists of them) from a small set of readers, without redirection, substitution, expansion
-    of variables, background jobs or subshells."""
-    if any(c in command for c in "\n\r`$") or "<(" in command:
-        return False
-    tokens = _tokens(command)
-    if not tokens:
-        return False
-    segment: list[str] = []
-    for token in [*tokens, ";"]:
-        if token in _SEPARATORS:
-            if not segment or not _reads_only(segment):
-                return False
-            segment = []
-        elif any(c in token for c in ";&|<>()"):
-            return False  # redirections, `&`, `|&`, subshells
-        else:
-            segment.append(token)
-    return True
-
-
-def _reads_only(words: list[str]) -> bool:
-    program, args = words[0], words[1:]
-    if program in _SIMPLE_READERS:
-        return True
-    if program == "rg":
-        return not any(a.startswith("--pre") for a in args)
-    if program == "find":
-        return not any(a in _FIND_WRITERS for a in args)
-    if program == "git":
-        if not args or args[0] not in _GIT_READERS:
-            return False
-        return not any(a.startswith(("--output", "--ext-diff", "--exec")) for a in args)
-    return False
+    """True only for commands that certainly change nothing (the permission policy's built-in
+    read-only set, from the parsed command: see `agentcli.permissions.commands`)."""
+    return is_read_only(command)

@@ -43,7 +43,6 @@ READ_ONLY = [
     'echo "a; rm -rf x"',  # quoted: one word for echo, nothing runs
     "echo 'a && rm -rf x' | cat",
     "l''s -la",  # quotes removed: still ls
-    "ls # && rm -rf x",  # a comment: bash runs only ls
     "cat <<'EOF'\n$(rm -rf x)\nEOF",  # quoted here-document: no expansion
     "echo $HOME ${PWD}",
     "ls *.py",
@@ -51,6 +50,7 @@ READ_ONLY = [
 ]
 
 NOT_READ_ONLY = [
+    "ls # && rm -rf x",  # bash runs only ls, but comments are where parsers disagree
     "ls && rm -rf x",
     "ls || rm x",
     "ls; rm x",
