@@ -29,7 +29,7 @@ from pathlib import Path
 from agentcli.checkpoints import finish_open_checkpoints
 from agentcli.errors import ToolErrorKind
 from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, pairing_problems
-from agentcli.store.idempotency import OperationState
+from agentcli.store.ledger import OperationState
 from agentcli.store.queries import CallRow, load_calls, load_messages
 from agentcli.store.sqlite import SqliteJournal
 from agentcli.tools.records import CallStatus

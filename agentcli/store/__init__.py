@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentcli.messages import Message
-from agentcli.store.idempotency import MemoryLedger, OperationLedger
+from agentcli.store.ledger import MemoryLedger, OperationLedger
 from agentcli.tasks import TaskResult
 from agentcli.tools.records import ToolCallRecord
 

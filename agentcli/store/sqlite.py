@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from agentcli.messages import Message
 from agentcli.store.db import connect
 from agentcli.store.faults import crash_point
-from agentcli.store.idempotency import SqliteLedger
+from agentcli.store.ledger import SqliteLedger
 from agentcli.tasks import TaskResult
 from agentcli.tools.records import ToolCallRecord
 

@@ -15,7 +15,7 @@ from agentcli.messages import Message, pairing_problems
 from agentcli.recovery import RecoveryError, recover, resolve_call
 from agentcli.store import queries
 from agentcli.store.db import connect
-from agentcli.store.idempotency import Operation, OperationState
+from agentcli.store.ledger import Operation, OperationState
 from agentcli.store.queries import CallRow
 from agentcli.store.sqlite import SqliteJournal
 from agentcli.testing import respond, text, tool_use

@@ -13,7 +13,7 @@ import pytest
 from agentcli.messages import ToolResultBlock
 from agentcli.permissions import PermissionMode
 from agentcli.store import MemoryJournal, queries
-from agentcli.store.idempotency import Operation, OperationState, fingerprint
+from agentcli.store.ledger import Operation, OperationState, fingerprint
 from agentcli.testing import ScriptedModel, respond, text, tool_use
 from agentcli.tools.records import CallStatus
 from examples.stock_reservation.service import StockServer
