@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -125,10 +126,22 @@ def _checkpoint(workspace: Path) -> list[float]:
 
 
 def run() -> list[tuple[str, str]]:
+    home = Path(tempfile.mkdtemp(prefix="agentcli-bench-journal-"))
+    saved = os.environ.get("AGENTCLI_HOME")
+    os.environ["AGENTCLI_HOME"] = str(home / "data")
+    try:
+        return _measure(home)
+    finally:
+        if saved is None:
+            os.environ.pop("AGENTCLI_HOME", None)
+        else:
+            os.environ["AGENTCLI_HOME"] = saved
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _measure(home: Path) -> list[tuple[str, str]]:
     from agentcli.store.sqlite import SqliteJournal
 
-    home = Path(tempfile.mkdtemp(prefix="agentcli-bench-journal-"))
-    os.environ["AGENTCLI_HOME"] = str(home / "data")
     workspace = home / "ws"
     workspace.mkdir()
     journal = SqliteJournal.create("BENCH-CALLS", workspace=workspace, model="bench")
