@@ -29,6 +29,7 @@ from agentcli.permissions import Answer, PermissionRequest, PromptAnswer
 from agentcli.ui.repl.calls import diff_text
 
 MAX_PREVIEW_LINES = 60
+MAX_SUMMARY = 50
 CANCEL = "cancel"
 
 
@@ -101,10 +102,13 @@ class TerminalPrompter:
                 return PromptAnswer(Answer.NO, await self._read_reason())
 
     def _show(self, request: PermissionRequest) -> None:
+        summary = " ".join(request.target.summary.split())
+        if request.preview.strip() and len(summary) > MAX_SUMMARY:
+            summary = summary[: MAX_SUMMARY - 1] + "…"  # the preview below shows it whole
         head = Text()
         head.append("? ", style="bold yellow")
         head.append(request.tool, style="bold")
-        head.append(f" wants to {request.target.summary}", style="")
+        head.append(f" wants to {summary}", style="")
         head.append(f"  [{request.risk.value}]", style="magenta")
         self.console.print(head, soft_wrap=False)
         if request.preview.strip():
@@ -118,7 +122,7 @@ class TerminalPrompter:
             options.append(f" always allow {request.suggested_rule}")
         options.append(" · ")
         options.append("n", style="bold")
-        options.append(" no · Ctrl-C cancels the task", style="")
+        options.append(" no · Ctrl-C cancels the task", style="dim")
         self.console.print(options)
 
     async def _read_key(self, choices: str) -> str:

@@ -24,7 +24,7 @@ from agentcli.testing.fake_api import (
 )
 
 PROMPT = "❯"
-TIMEOUT = 30
+TIMEOUT = 60
 
 
 @pytest.fixture
@@ -177,3 +177,51 @@ def test_without_api_key_the_repl_opens_and_says_what_is_missing(
     term.send("/exit\r")
     assert term.exit_code() == 0
     assert server.requests == []
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting for a reaper counts as gone: it runs nothing)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return fields[0] != "Z"
+
+
+def test_permission_prompt_then_ctrl_c_kills_the_running_command(
+    workspace: Path, server: FakeMessagesServer
+) -> None:
+    command = "echo $$ > shell.pid; sleep 300 & echo $! > sleep.pid; wait"
+    server.push(
+        stream_message([text("Starting it."), tool_use("shell", {"command": command})]),
+        stream_message([text("Understood, I stopped.")]),
+    )
+    term = Terminal(workspace, server)
+    term.prompt()
+    term.send("run the slow job\r")
+    term.expect("shell wants to run")
+    term.expect(f"$ {command}")
+    term.expect(f"in {workspace}")
+    term.expect("allow? [y/")
+    term.send("y")
+    wait_for(lambda: (workspace / "sleep.pid").exists(), "the command to start")
+    wait_for(lambda: (workspace / "sleep.pid").read_text().strip() != "", "the pid file")
+    pids = [int((workspace / name).read_text()) for name in ("shell.pid", "sleep.pid")]
+    assert all(alive(pid) for pid in pids)
+    term.send("\x03")
+    term.expect("task cancelled")
+    wait_for(lambda: not any(alive(pid) for pid in pids), "the command's processes to end", 10)
+    term.prompt()
+    term.send("ok?\r")
+    term.expect("Understood, I stopped.")
+    term.prompt()
+    term.send("\x04")
+    assert term.exit_code() == 0
+    assert server.pairing_problems() == []
+    results = [
+        block
+        for message in server.requests[1].body["messages"]
+        for block in (message["content"] if isinstance(message["content"], list) else [])
+        if block.get("type") == "tool_result"
+    ]
+    assert len(results) == 1 and results[0]["is_error"]

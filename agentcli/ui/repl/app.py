@@ -14,12 +14,11 @@ accident.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -36,6 +35,7 @@ from agentcli.ui.repl import commands
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
 from agentcli.ui.repl.preload import Preloader
 from agentcli.ui.repl.status import Status
+from agentcli.ui.repl.terminal import quiet_terminal, signal_handler
 
 if TYPE_CHECKING:
     from agentcli.conversation import ConversationManager
@@ -134,12 +134,14 @@ class Repl:
             self._manager.model = DeferredModel(name)
 
     def set_mode(self, mode: str) -> None:
+        """Switch the permission mode now; raises UsageError for a broken config."""
         self.settings.permission_mode = mode
         self.status.mode = mode
         if self._manager is not None:
             from agentcli.ui.repl.backend import apply_mode
 
-            apply_mode(self._manager, mode)
+            for notice in apply_mode(self._manager, self.settings, self.workspace):
+                self.console.print(Text(f"  {notice}", style="yellow"))
 
     @property
     def view(self) -> TaskView | None:
@@ -219,8 +221,8 @@ class Repl:
         self._welcome()
         loop = asyncio.get_running_loop()
         with (
-            _signal_handler(loop, signal.SIGINT, self._on_sigint),
-            _signal_handler(loop, signal.SIGTERM, self._on_sigterm),
+            signal_handler(loop, signal.SIGINT, self._on_sigint),
+            signal_handler(loop, signal.SIGTERM, self._on_sigterm),
         ):
             while not self.exiting:
                 line = await self._read_line()
@@ -287,7 +289,7 @@ class Repl:
         task = asyncio.create_task(work)
         self._task = task
         try:
-            with _quiet_terminal(enabled=self._io["input"] is None):
+            with quiet_terminal(enabled=self._io["input"] is None):
                 return await task, False
         except asyncio.CancelledError:
             if not task.cancelled():
@@ -355,43 +357,3 @@ class Repl:
             self._task.cancel()
         elif self.session.app.is_running:
             self.session.app.exit(exception=EOFError())
-
-
-@contextlib.contextmanager
-def _signal_handler(
-    loop: asyncio.AbstractEventLoop, sig: signal.Signals, handler: Any
-) -> Iterator[None]:
-    try:
-        loop.add_signal_handler(sig, handler)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread / platform
-        yield
-        return
-    try:
-        yield
-    finally:
-        loop.remove_signal_handler(sig)
-
-
-@contextlib.contextmanager
-def _quiet_terminal(*, enabled: bool) -> Iterator[None]:
-    """Echo off while a task runs (Ctrl-C still raises SIGINT); discard type-ahead after."""
-    if not enabled or not sys.stdin.isatty():
-        yield
-        return
-    import termios
-
-    fd = sys.stdin.fileno()
-    try:
-        saved = termios.tcgetattr(fd)
-        quiet = list(saved)
-        quiet[3] &= ~termios.ECHO
-        termios.tcsetattr(fd, termios.TCSANOW, quiet)
-    except termios.error:
-        yield
-        return
-    try:
-        yield
-    finally:
-        with contextlib.suppress(termios.error):
-            termios.tcsetattr(fd, termios.TCSANOW, saved)
-            termios.tcflush(fd, termios.TCIFLUSH)

@@ -9,12 +9,16 @@ while the user types the first message.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.config import load_file_config
 from agentcli.conversation import ConversationManager
 from agentcli.events import EventSink
 from agentcli.model import ModelClient, ModelRequest, ModelResponse
 from agentcli.permissions import PermissionMode, Prompter
+from agentcli.permissions.setup import build_permissions
 from agentcli.ui.run import RunOptions, build_manager, make_model
 
 if TYPE_CHECKING:
@@ -40,7 +44,11 @@ class DeferredModel:
 
 
 def build_repl_manager(
-    settings: ReplSettings, events: EventSink, prompter: Prompter
+    settings: ReplSettings,
+    events: EventSink,
+    prompter: Prompter,
+    *,
+    model_factory: Callable[[str], ModelClient] = DeferredModel,
 ) -> ConversationManager:
     options = RunOptions(
         task=None,
@@ -52,7 +60,7 @@ def build_repl_manager(
         accept=list(settings.accept),
         resume=settings.resume,
     )
-    return build_manager(options, events, model_factory=DeferredModel, prompter=prompter)
+    return build_manager(options, events, model_factory=model_factory, prompter=prompter)
 
 
 def mode_of(manager: ConversationManager, fallback: str) -> str:
@@ -60,6 +68,23 @@ def mode_of(manager: ConversationManager, fallback: str) -> str:
     return mode.value if isinstance(mode, PermissionMode) else fallback
 
 
-def apply_mode(manager: ConversationManager, mode: str) -> None:
-    """Switch the live session's permission mode (the policy decides every later call)."""
-    manager.policy.mode = PermissionMode(mode)  # type: ignore[attr-defined]
+def apply_mode(manager: ConversationManager, settings: ReplSettings, workspace: Path) -> list[str]:
+    """Switch the live session to `settings.permission_mode`: a new policy and sandbox, built
+    as a session started in that mode would build them (auto mode gets its OS sandbox), keeping
+    the rules granted during the session. Returns notices for the user."""
+    mode = PermissionMode(settings.permission_mode or "default")
+    permissions = build_permissions(
+        mode=mode,
+        allow=settings.allow,
+        deny=settings.deny,
+        files=load_file_config(workspace),
+        workspace=workspace,
+    )
+    old_rules = getattr(manager.policy, "rules", None)
+    if old_rules is not None:
+        for kind in ("allow", "ask", "deny"):
+            granted = [r for r in getattr(old_rules, kind) if r.source == "session"]
+            getattr(permissions.policy.rules, kind).extend(granted)
+    manager.policy = permissions.policy
+    manager.tool_context.sandbox = permissions.sandbox
+    return permissions.notices

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from agentcli.errors import UsageError
 from agentcli.ui.repl import features
 
 if TYPE_CHECKING:
@@ -85,7 +86,11 @@ async def _mode(repl: Repl, arg: str) -> None:
     if arg not in MODES:
         repl.error(f"unknown permission mode {arg!r}; one of {', '.join(MODES)}")
         return
-    repl.set_mode(arg)
+    try:
+        repl.set_mode(arg)
+    except UsageError as exc:
+        repl.error(f"error: {exc.message}")
+        return
     repl.say(f"permission mode: {arg}")
 
 
