@@ -47,11 +47,15 @@ def _flush_typeahead() -> None:
         pass
 
 
+def is_diff(text: str) -> bool:
+    return any(line.startswith(("@@", "+++", "---")) for line in text.splitlines()[:5])
+
+
 def preview_text(request: PermissionRequest) -> Text:
     """What will happen, as the user should read it before saying yes."""
     body = request.preview.strip("\n") or request.target.summary
     lines = body.splitlines()
-    if any(line.startswith(("@@", "+++", "---")) for line in lines[:5]):
+    if is_diff(body):
         return diff_text(lines, max_lines=MAX_PREVIEW_LINES)
     text = Text()
     for line in lines[:MAX_PREVIEW_LINES]:
@@ -112,7 +116,8 @@ class TerminalPrompter:
         head.append(f"  [{request.risk.value}]", style="magenta")
         self.console.print(head, soft_wrap=False)
         if request.preview.strip():
-            self.previewed.add(request.call_id)
+            if is_diff(request.preview):  # the diff after the call would only repeat it
+                self.previewed.add(request.call_id)
             self.console.print(preview_text(request), end="")
         options = Text("  y", style="bold")
         options.append(" yes, once")

@@ -95,6 +95,17 @@ async def test_preview_diff_is_shown_and_remembered() -> None:
     assert previewed == {"call-1"}
 
 
+async def test_command_preview_is_shown_but_not_taken_for_a_diff() -> None:
+    con, out = console()
+    previewed: set[str] = set()
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput(), previewed=previewed)
+        pipe.send_text("y")
+        await asyncio.wait_for(prompter.ask(request(preview="$ pytest -q\nin /work/ws")), 5)
+    assert "    $ pytest -q\n    in /work/ws\n" in out.getvalue()
+    assert previewed == set()
+
+
 async def test_ctrl_c_cancels_the_task_that_asked() -> None:
     con, out = console()
     with create_pipe_input() as pipe:

@@ -47,7 +47,7 @@ async def permissions(repl: Repl, arg: str) -> None:
     text.append(f"{repl.status.mode}\n")
     if hasattr(policy, "sandbox_available"):
         problem = getattr(policy, "sandbox_problem", None)
-        state = "on" if policy.sandbox_available else f"off ({problem or 'not available'})"
+        state = "on" if policy.sandbox_available else (f"off: {problem}" if problem else "off")
         text.append("  sandbox  ", style="bold")
         text.append(f"{state}\n")
     for kind, rules in _rules(policy).items():

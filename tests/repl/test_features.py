@@ -1,0 +1,107 @@
+"""Slash commands on the real session machinery (SQLite journal, checkpoints, acceptance,
+policy), with the REPL's real session builder and a scripted model in place of the API."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import io
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from agentcli.testing import ScriptedModel, respond, text, tool_use
+from agentcli.ui.repl import Repl, ReplSettings
+from agentcli.ui.repl.backend import build_repl_manager
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+
+
+async def session(workspace: Path, model: ScriptedModel, keys: str) -> tuple[str, Repl]:
+    out = io.StringIO()
+    with create_pipe_input() as pipe:
+        repl = Repl(
+            ReplSettings(cwd=workspace),
+            console=Console(file=out, width=80, markup=False, highlight=False),
+            input=pipe,
+            output=DummyOutput(),
+            build=functools.partial(build_repl_manager, model_factory=lambda _name: model),
+        )
+        pipe.send_text(keys)
+        assert await asyncio.wait_for(repl.run(), 30) == 0
+    return out.getvalue(), repl
+
+
+async def test_accept_check_diff_undo(workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("keep me\n")
+    model = ScriptedModel(
+        [
+            respond(tool_use("write_file", {"path": "done.txt", "content": "finished\n"})),
+            respond(text("Wrote done.txt.")),
+        ]
+    )
+    keys = (
+        "/accept\r"
+        "/accept test -f done.txt\r"
+        "write done.txt\r"
+        "y"
+        "/check\r"
+        "/diff\r"
+        "/undo\r"
+        "/check\r"
+        "/accept off\r"
+        "/exit\r"
+    )
+    out, _ = await session(workspace, model, keys)
+    assert "no acceptance checks: /accept CMD adds one" in out
+    assert "acceptance checks: test -f done.txt" in out
+    assert "write_file wants to" in out
+    assert "✓ task succeeded" in out and "verified 1/1 checks passed" in out
+    assert "✓ verified: 1/1 checks passed on" in out
+    assert "+++ b/done.txt" in out and "+finished" in out
+    assert "removed done.txt" in out
+    assert not (workspace / "done.txt").exists()
+    assert (workspace / "notes.txt").read_text() == "keep me\n"
+    assert "✗ not verified: `test -f done.txt` exited 1" in out
+    assert "acceptance checks removed" in out
+    assert "Traceback" not in out
+
+
+async def test_sessions_and_resume(workspace: Path) -> None:
+    first = ScriptedModel([respond(text("The answer is 42."))])
+    _, earlier = await session(workspace, first, "what is the answer?\r/exit\r")
+    old_id = earlier.session_id
+    assert old_id is not None
+    second = ScriptedModel([respond(text("Still 42."))])
+    keys = f"/sessions\r/resume {old_id[:20]}\rand again?\r/resume NOPE\r/exit\r"
+    out, repl = await session(workspace, second, keys)
+    assert old_id in out and "what is the answer?" in out
+    assert f"resumed session {old_id} (2 messages)" in out
+    assert "you: what is the answer?" in out and "agent: The answer is 42." in out
+    sent = [m.text for m in second.requests[0].messages]
+    assert sent == ["what is the answer?", "The answer is 42.", "and again?"]
+    assert "no session 'NOPE'" in out
+    assert repl.session_id == old_id  # a failed /resume keeps the current session
+
+
+async def test_permissions_listing_and_session_rule(workspace: Path) -> None:
+    model = ScriptedModel([])
+    keys = "/permissions\r/permissions allow shell(make *)\r/permissions\r/permissions x\r/exit\r"
+    out, _ = await session(workspace, model, keys)
+    assert "mode     default" in out
+    assert "allow shell(make *) (for this session)" in out
+    assert "shell(make *) [session]" in out
+    assert "usage: /permissions [allow|ask|deny RULE]" in out
+
+
+async def test_tools_lists_the_builtin_tools(workspace: Path) -> None:
+    out, _ = await session(workspace, ScriptedModel([]), "/tools\r/exit\r")
+    for name in ("read_file", "write_file", "edit_file", "shell", "grep", "glob"):
+        assert f"  {name}" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
