@@ -49,6 +49,9 @@ class RulePolicy:
     rules: RuleSet = field(default_factory=RuleSet)
     sandbox_available: bool = False
     """Commands run inside a working OS sandbox (auto mode relies on it)."""
+    sandbox_network: bool = False
+    """Sandboxed commands have the network anyway (configured, or the kernel cannot block it),
+    so needing it is no reason to ask."""
     sandbox_problem: str | None = None
     """Why there is no sandbox, said once when auto mode has to ask instead."""
     persist_to: Path | None = None
@@ -147,7 +150,11 @@ class RulePolicy:
 
     def _shell_parts(self, parsed: ParsedCommand) -> Verdict:
         sandboxed = self.mode is PermissionMode.AUTO and self.sandbox_available
-        escalating = [p for p in parsed.parts if needs_git_write(p) or needs_network(p)]
+        escalating = [
+            part
+            for part in parsed.parts
+            if needs_git_write(part) or (needs_network(part) and not self.sandbox_network)
+        ]
         if not parsed.narrow_matchable:
             if sandboxed and not escalating:
                 return _allow("runs inside the sandbox")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.config import FileConfig, project_config_paths, user_config_path
 from agentcli.errors import UsageError
@@ -19,6 +19,9 @@ from agentcli.permissions import PermissionMode
 from agentcli.permissions.policy import RulePolicy
 from agentcli.permissions.rules import RuleKind, RuleSet
 from agentcli.tools.base import CommandSandbox
+
+if TYPE_CHECKING:  # the sandbox modules load only when a session uses the sandbox
+    from agentcli.sandbox.runner import LandlockSandbox
 
 DEFAULT_DENIAL_LIMIT = 3
 
@@ -42,6 +45,7 @@ def build_policy(
     workspace: Path,
     sandbox_available: bool,
     sandbox_problem: str | None = None,
+    sandbox_network: bool = False,
     flag_ask: Sequence[str] = (),
     persist: bool = True,
 ) -> RulePolicy:
@@ -58,6 +62,7 @@ def build_policy(
         rules=rules,
         sandbox_available=sandbox_available,
         sandbox_problem=sandbox_problem,
+        sandbox_network=sandbox_network,
         persist_to=project_config_paths(workspace)[1] if persist else None,
         user_config_dir=user_config_path().parent,
     )
@@ -85,7 +90,7 @@ def build_permissions(
     """Policy and sandbox for `mode`. In auto mode without a working sandbox the policy asks
     before commands (and a notice says why) instead of running them unsandboxed."""
     notices: list[str] = []
-    sandbox: CommandSandbox | None = None
+    sandbox: LandlockSandbox | None = None
     problem: str | None = None
     if uses_sandbox(mode, files):
         sandbox, problem = _make_sandbox(files, workspace, notices)
@@ -103,6 +108,7 @@ def build_permissions(
         workspace=workspace,
         sandbox_available=sandbox is not None,
         sandbox_problem=problem,
+        sandbox_network=sandbox is not None and not sandbox.block_network,
     )
     return SessionPermissions(
         policy=policy,
@@ -114,7 +120,7 @@ def build_permissions(
 
 def _make_sandbox(
     files: FileConfig, workspace: Path, notices: list[str]
-) -> tuple[CommandSandbox | None, str | None]:
+) -> tuple[LandlockSandbox | None, str | None]:
     from agentcli.sandbox.runner import LandlockSandbox
     from agentcli.sandbox.support import probe_support
 

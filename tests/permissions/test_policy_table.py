@@ -93,39 +93,40 @@ def _rules(kind: str, call: Call) -> dict[str, list[str]]:
 
 
 CASES = [
-    pytest.param(name, kind, mode, LETTER[TABLE[name][k][m]], id=f"{name}|{kind}|{mode.value}")
+    pytest.param(name, kind, TABLE[name][k], id=f"{name}|{kind}")
     for name in CALLS
     for k, kind in enumerate(RULE_KINDS)
-    for m, mode in enumerate(MODES)
 ]
 
 
-@pytest.mark.parametrize(("name", "kind", "mode", "expected"), CASES)
-def test_decision_table(
-    name: str, kind: str, mode: PermissionMode, expected: Decision, tmp_path: Path
-) -> None:
+@pytest.mark.parametrize(("name", "kind", "row"), CASES)
+def test_decision_table(name: str, kind: str, row: str, tmp_path: Path) -> None:
     call = CALLS[name]
     rules = _rules(kind, call)
+    target = PermissionTarget(call.rule_class, call.subject, f"{name}: {call.subject}")
+    got = []
     # Rules reach the policy from config files and from flags; both must behave the same.
     for file_rules, flags in ((rules, {}), ({}, rules)):
-        policy = build_policy(
-            mode=mode,
-            file_rules=file_rules,
-            flag_allow=flags.get("allow", ()),
-            flag_ask=flags.get("ask", ()),
-            flag_deny=flags.get("deny", ()),
-            workspace=tmp_path,
-            sandbox_available=True,
-            persist=False,
-        )
-        target = PermissionTarget(call.rule_class, call.subject, f"{name}: {call.subject}")
-        verdict = policy.decide(call.risk, target)
-        assert verdict.decision is expected, verdict.reason
-        assert verdict.reason
+        for mode in MODES:
+            policy = build_policy(
+                mode=mode,
+                file_rules=file_rules,
+                flag_allow=flags.get("allow", ()),
+                flag_ask=flags.get("ask", ()),
+                flag_deny=flags.get("deny", ()),
+                workspace=tmp_path,
+                sandbox_available=True,
+                persist=False,
+            )
+            verdict = policy.decide(call.risk, target)
+            assert verdict.reason
+            got.append(next(k for k, v in LETTER.items() if v is verdict.decision))
+    assert "".join(got) == row * 2, f"modes {[m.value for m in MODES]}"
 
 
 def test_the_table_covers_every_mode_tool_and_rule() -> None:
-    assert len(CASES) == len(CALLS) * len(RULE_KINDS) * len(MODES)
+    assert len(CASES) == len(CALLS) * len(RULE_KINDS)
+    assert all(len(row) == len(MODES) for rows in TABLE.values() for row in rows)
     assert set(TABLE) == set(CALLS)
     assert {c.risk for c in CALLS.values()} == set(Risk)
 
@@ -191,3 +192,19 @@ def test_a_deny_at_any_level_wins_over_allows_elsewhere(tmp_path: Path) -> None:
     shell = policy.decide(Risk.EXECUTE, PermissionTarget("shell", "ls && curl x", "run"))
     assert shell.decision is Decision.DENY
     assert "--deny" in shell.reason
+
+
+def test_network_commands_do_not_ask_when_sandboxed_commands_have_the_network(
+    tmp_path: Path,
+) -> None:
+    policy = build_policy(
+        mode=PermissionMode.AUTO,
+        workspace=tmp_path,
+        sandbox_available=True,
+        sandbox_network=True,
+        persist=False,
+    )
+    install = PermissionTarget("shell", "pip install -e .", "run")
+    assert policy.decide(Risk.EXECUTE, install).decision is Decision.ALLOW
+    commit = PermissionTarget("shell", "git commit -m x", "run")
+    assert policy.decide(Risk.EXECUTE, commit).decision is Decision.ASK
