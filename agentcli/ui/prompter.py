@@ -120,14 +120,15 @@ class TerminalPrompter:
                 self.previewed.add(request.call_id)
             self.console.print(preview_text(request), end="")
         options = Text("  y", style="bold")
-        options.append(" yes, once")
+        options.append(" yes")
         if request.suggested_rule:
             options.append(" · ")
             options.append("a", style="bold")
             options.append(f" always allow {request.suggested_rule}")
         options.append(" · ")
         options.append("n", style="bold")
-        options.append(" no · Ctrl-C cancels the task", style="dim")
+        options.append(" no")
+        options.append(" · Ctrl-C cancels", style="dim")
         self.console.print(options)
 
     async def _read_key(self, choices: str) -> str:

@@ -46,7 +46,7 @@ def parse(line: str) -> tuple[str, str] | None:
 async def _help(repl: Repl, arg: str) -> None:
     text = Text()
     for command in COMMANDS.values():
-        text.append(f"  {command.usage:<22}", style="bold")
+        text.append(f"  {command.usage:<25}", style="bold")
         text.append(f"{command.help}\n")
     text.append(
         "\n  Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line · @path completes "
