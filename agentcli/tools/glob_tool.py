@@ -24,7 +24,12 @@ from agentcli.tools.base import (
 from agentcli.tools.output import NOTICE_ROOM, new_spill_path, read_on, save_spill
 from agentcli.tools.paths import display_path, resolve_confined
 from agentcli.tools.ripgrep import find_rg, run_rg
-from agentcli.tools.search_fallback import FALLBACK_NOTE, glob_matches, mtime, walk_files
+from agentcli.tools.search_fallback import (
+    FALLBACK_NOTE,
+    glob_matches,
+    newest_first_key,
+    walk_files,
+)
 
 MAX_GLOB_RESULTS = 1000
 
@@ -133,7 +138,8 @@ class Glob(Tool[GlobInput]):
         note: str,
     ) -> ToolOutput:
         prefix = "" if shown_root == "." else f"{shown_root}/"
-        entries = sorted(((mtime(root / rel), f"{prefix}{rel}") for rel in found), key=_newest)
+        base = f"{root}/"
+        entries = sorted((newest_first_key(base + rel), f"{prefix}{rel}") for rel in found)
         paths = [path for _, path in entries]
         source = {"path": shown_root, "pattern": args.pattern, "total": len(paths)}
         if not paths:
@@ -160,7 +166,3 @@ class Glob(Tool[GlobInput]):
                 f"(newest first) with {read_on(spill, len(shown) + 1)}]"
             )
         return ToolOutput(text=text + note, source=source)
-
-
-def _newest(entry: tuple[float, str]) -> tuple[float, str]:
-    return (-entry[0], entry[1])

@@ -33,7 +33,7 @@ from agentcli.tools.ripgrep import RgResult, find_rg, run_rg
 from agentcli.tools.search_fallback import (
     FALLBACK_NOTE,
     glob_matches,
-    mtime,
+    newest_first_key,
     read_text_file,
     walk_files,
 )
@@ -250,8 +250,11 @@ def _context_lines(lines: list[str], numbers: list[int], context: int) -> list[s
 
 
 def _sort_newest_first(hits: list[FileHits], workspace: Path) -> None:
-    root = Path(os.path.realpath(workspace))
-    hits.sort(key=lambda h: (-mtime(root / h.path), h.path))
+    root = os.path.realpath(workspace) + os.sep
+    # Absolute paths (added directories) stay absolute: str concatenation would break them.
+    hits.sort(
+        key=lambda h: (newest_first_key(h.path if h.path[:1] == os.sep else root + h.path), h.path)
+    )
 
 
 def _format(
