@@ -149,10 +149,13 @@ def bench_grep_on(tree: Path, label: str, queries: list[dict[str, Any]]) -> list
                 tool_times.append(time.perf_counter() - started)
                 raw_times.append(_raw_rg(rg, tree, flags, args.pattern))
             ours, raw = statistics.median(tool_times), statistics.median(raw_times)
+            # The best-of ratio is the less noisy one on a shared machine; both are shown.
+            best = min(tool_times) / min(raw_times)
             rows.append(
                 (
                     f"grep {args.output_mode} {args.pattern!r} vs rg ({label})",
-                    f"tool {ours * 1e3:.1f} ms; rg {raw * 1e3:.1f} ms; ratio {ours / raw:.2f}x "
+                    f"median tool {ours * 1e3:.1f} ms, rg {raw * 1e3:.1f} ms: ratio "
+                    f"{ours / raw:.2f}x; best-of-{GREP_REPEAT} ratio {best:.2f}x "
                     f"(target ≤ 1.3x; {output.text.splitlines()[0]})",
                 )
             )
