@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import tempfile
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,13 +19,17 @@ from pathlib import Path
 
 from agentcli.errors import UsageError
 from agentcli.events import AcceptanceFinished, AcceptanceStarted, EventSink, Notice
-from agentcli.process import run_bash
+from agentcli.ids import new_id
 from agentcli.snapshots import Snapshot, take_snapshot
 from agentcli.tasks import CheckEvidence
 from agentcli.tools.base import CommandSandbox
+from agentcli.tools.output import HeadTailCollector
+from agentcli.tools.process_group import run_in_group
 
 DETECT_KEYWORD = "tests"
 OUTPUT_TAIL_CHARS = 4000
+CAPTURE_BYTES = 64_000
+"""Output kept per check (head and tail); the whole output goes to a spill file beyond it."""
 FEEDBACK_HEAD_LINES = 30
 FEEDBACK_TAIL_LINES = 80
 FEEDBACK_MAX_CHARS = 12_000
@@ -144,11 +149,14 @@ async def run_acceptance(
     events: EventSink,
     *,
     sandbox: CommandSandbox | None = None,
+    spill_dir: Path | None = None,
     snapshot: Snapshotter = take_snapshot,
 ) -> AcceptanceReport:
-    """Run every check on the current artifact version."""
+    """Run every check on the current artifact version. Full outputs of long checks are saved
+    under `spill_dir` (default: a temporary directory)."""
+    spill = spill_dir or Path(tempfile.mkdtemp(prefix="agentcli-acceptance-"))
     before = await asyncio.to_thread(snapshot, workspace)
-    evidence = await _run_all(settings, workspace, before.version, events, sandbox)
+    evidence = await _run_all(settings, workspace, before.version, events, sandbox, spill)
     after = await asyncio.to_thread(snapshot, workspace)
     if after.version == before.version:
         return AcceptanceReport(evidence=evidence, final_version=after.version, stable=True)
@@ -159,7 +167,7 @@ async def run_acceptance(
             "running them again on the new version",
         )
     )
-    evidence = await _run_all(settings, workspace, after.version, events, sandbox)
+    evidence = await _run_all(settings, workspace, after.version, events, sandbox, spill)
     final = await asyncio.to_thread(snapshot, workspace)
     return AcceptanceReport(
         evidence=evidence, final_version=final.version, stable=final.version == after.version
@@ -172,14 +180,19 @@ async def _run_all(
     version: str,
     events: EventSink,
     sandbox: CommandSandbox | None,
+    spill_dir: Path,
 ) -> tuple[CheckEvidence, ...]:
     results = []
-    for command in settings.commands:
+    for number, command in enumerate(settings.commands, 1):
         events(AcceptanceStarted(command=command, artifact_version=version))
-        outcome = await run_bash(
-            command, cwd=workspace, timeout_s=settings.timeout_s, sandbox=sandbox
+        argv = ["bash", "-c", command]
+        if sandbox is not None:
+            argv = sandbox.wrap(argv, cwd=workspace)
+        collector = HeadTailCollector(CAPTURE_BYTES, spill_dir / f"check-{number}-{new_id()}.txt")
+        outcome = await run_in_group(
+            argv, cwd=workspace, timeout_s=settings.timeout_s, collector=collector
         )
-        output = outcome.output
+        output = outcome.output.text
         if outcome.timed_out:
             output += f"\n[killed: the check ran longer than its timeout of {settings.timeout_s}s]"
         evidence = CheckEvidence(

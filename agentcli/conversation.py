@@ -128,6 +128,7 @@ class ConversationManager:
                 self.tool_context.workspace,
                 self.events,
                 sandbox=self.tool_context.sandbox,
+                spill_dir=self.tool_context.data_dir / "spill",
             )
         except asyncio.CancelledError:
             task = asyncio.current_task()

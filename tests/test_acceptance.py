@@ -26,7 +26,6 @@ from agentcli.events import Event, Notice
 from agentcli.loop import Nudge, Stop
 from agentcli.permissions import NonInteractivePrompter, PermissionMode
 from agentcli.permissions.basic import ModePolicy
-from agentcli.process import run_bash
 from agentcli.store import MemoryJournal
 from agentcli.tasks import ExitCode, TaskState, exit_code_for, task_state_for
 from agentcli.testing import ScriptedModel, respond, text, tool_use
@@ -155,10 +154,30 @@ async def test_checks_that_change_the_workspace_every_time_cannot_succeed(worksp
     assert "change the workspace" in report.summary()
 
 
+async def test_a_check_that_leaves_a_background_child_ends_with_its_command(
+    workspace: Path,
+) -> None:
+    marker = workspace / "child.pid"
+    started = time.monotonic()
+    report = await run_acceptance(
+        AcceptanceSettings(commands=(f"sleep 60 & echo $! > {marker}; echo ok",), timeout_s=30),
+        workspace,
+        lambda _e: None,
+    )
+    assert time.monotonic() - started < 10
+    (evidence,) = report.evidence
+    assert evidence.passed and "ok" in evidence.output_tail
+    assert not await eventually_dead(int(marker.read_text()))
+
+
 async def test_cancel_kills_the_whole_process_group(workspace: Path) -> None:
     marker = workspace / "pid"
     task = asyncio.create_task(
-        run_bash(f"sleep 60 & echo $! > {marker}; sleep 60", cwd=workspace, timeout_s=60)
+        run_acceptance(
+            AcceptanceSettings(commands=(f"sleep 60 & echo $! > {marker}; sleep 60",)),
+            workspace,
+            lambda _e: None,
+        )
     )
     for _ in range(100):
         if marker.exists() and marker.read_text().strip():
