@@ -93,7 +93,7 @@ class Repl:
         mode = settings.permission_mode or files.get("permission_mode") or "default"
         self.status = Status(model=str(model or DEFAULT_MODEL), mode=str(mode))
         self.exiting = False
-        self.preloader = preloader or Preloader()
+        self.preloader = preloader or Preloader(then=self._warm_model)
         self._io: dict[str, Any] = {"input": input, "output": output}
         self._manager: ConversationManager | None = None
         self._view: TaskView | None = None
@@ -196,6 +196,12 @@ class Repl:
     def _first_render(self, _app: object) -> None:
         self.session.app.after_render -= self._first_render
         self.preloader.start()
+
+    def _warm_model(self) -> None:
+        if self._build is None:  # only the real session builder uses the API client
+            from agentcli.ui.repl.backend import warm_model
+
+            warm_model(self.status.model)
 
     def _toolbar(self) -> str:
         columns = self.session.app.output.get_size().columns

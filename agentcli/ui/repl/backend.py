@@ -9,12 +9,14 @@ while the user types the first message.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.config import load_file_config
 from agentcli.conversation import ConversationManager
+from agentcli.errors import UsageError
 from agentcli.events import EventSink
 from agentcli.model import ModelClient, ModelRequest, ModelResponse
 from agentcli.permissions import PermissionMode, Prompter
@@ -25,9 +27,25 @@ if TYPE_CHECKING:
     from agentcli.ui.repl.app import ReplSettings
 
 
+_warm_clients: dict[str, ModelClient] = {}
+_warm_lock = threading.Lock()
+
+
+def warm_model(name: str) -> None:
+    """Create the API client for `name` ahead of the first request (from the preload thread),
+    so the first task does not pay for it. Without an API key there is nothing to create."""
+    try:
+        client = make_model(name)
+    except UsageError:
+        return
+    with _warm_lock:
+        _warm_clients.setdefault(name, client)
+
+
 class DeferredModel:
-    """A ModelClient that creates the Anthropic client on its first request, in a worker
-    thread, so the ~2 s SDK import never freezes the terminal (and Ctrl-C still works)."""
+    """A ModelClient that gets its Anthropic client on the first request: the one warmed in
+    the background if there is one, else made in a worker thread, so the SDK import never
+    freezes the terminal (and Ctrl-C still works)."""
 
     def __init__(self, name: str) -> None:
         self._name = name
@@ -38,9 +56,14 @@ class DeferredModel:
         return self._name
 
     async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
-        if self._client is None:
-            self._client = await asyncio.to_thread(make_model, self._name)
-        return await self._client.complete(request, on_event)
+        client = self._client
+        if client is None:
+            with _warm_lock:
+                client = _warm_clients.pop(self._name, None)
+            if client is None:
+                client = await asyncio.to_thread(make_model, self._name)
+            self._client = client
+        return await client.complete(request, on_event)
 
 
 def build_repl_manager(

@@ -5,9 +5,11 @@ wait for them (or waits only for what is still loading)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import threading
 import time
+from collections.abc import Callable
 from types import ModuleType
 
 HEAVY_MODULES = (
@@ -19,11 +21,16 @@ HEAVY_MODULES = (
 
 
 class Preloader:
-    def __init__(self, modules: tuple[str, ...] = HEAVY_MODULES) -> None:
+    def __init__(
+        self,
+        modules: tuple[str, ...] = HEAVY_MODULES,
+        then: Callable[[], None] | None = None,
+    ) -> None:
         self.modules = modules
+        self.then = then
+        """Called in the preload thread once the modules are imported (e.g. to warm a client)."""
         self.started_at: float | None = None
         self.finished_at: float | None = None
-        self.failures: dict[str, BaseException] = {}
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -34,10 +41,12 @@ class Preloader:
 
     def _run(self) -> None:
         for name in self.modules:
-            try:
+            # A failure here is not lost: the import is repeated, and raises, where it is needed.
+            with contextlib.suppress(Exception):
                 importlib.import_module(name)
-            except Exception as exc:  # reported when the module is really needed
-                self.failures[name] = exc
+        if self.then is not None:
+            with contextlib.suppress(Exception):
+                self.then()
         self.finished_at = time.monotonic()
 
     @property
