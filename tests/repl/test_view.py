@@ -88,6 +88,17 @@ def test_tool_line_and_denial(workspace: Path) -> None:
             duration_s=0.02,
         )
     )
+    task(ToolCallStarted(call_id="c3", name="shell", input={"command": "make"}))
+    task(
+        ToolCallFinished(
+            call_id="c3",
+            name="shell",
+            status="succeeded",
+            is_error=False,
+            summary="exit code 0; 1.50 s; 3 lines",
+            duration_s=1.5,
+        )
+    )
     task(ToolCallProposed(call_id="c2", name="shell", input={"command": "rm -rf build"}))
     task(PermissionDecided(call_id="c2", name="shell", decision="deny", reason="user said no"))
     task(
@@ -103,11 +114,12 @@ def test_tool_line_and_denial(workspace: Path) -> None:
     task.stop()
     lines = out.getvalue().splitlines()
     assert "  ✓ read_file src/app.py · 0.02s" in lines
+    assert "  ✓ shell make · 1.50s · exit code 0" in lines
     assert any(
         line.startswith("  ⊘ shell rm -rf build") and "denied" in line and "user said no" in line
         for line in lines
     )
-    assert (task.proposed, task.executed, task.denied) == (2, 1, 1)
+    assert (task.proposed, task.executed, task.denied) == (2, 2, 1)
 
 
 def test_an_edit_shows_the_real_diff_from_disk(workspace: Path) -> None:

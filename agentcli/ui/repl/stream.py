@@ -288,6 +288,8 @@ class TaskView:
             path = str(inp.get("path", ""))
             diff = file_diff(path, before, read_image(self.workspace, inp))
         detail = event.summary if event.is_error else (diff.stat if diff else "")
+        if not event.is_error and event.summary.startswith(("exit code", "killed by")):
+            detail = event.summary.split(";")[0]  # a command's status line: "exit code 0"
         self.console.print(
             call_line(
                 event.name,
