@@ -13,6 +13,8 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
+from agentcli.store import queries
+from agentcli.store.db import connect
 from agentcli.testing import ScriptedModel, respond, text, tool_use
 from agentcli.ui.repl import Repl, ReplSettings
 from agentcli.ui.repl.backend import build_repl_manager
@@ -75,9 +77,13 @@ async def test_accept_check_diff_undo(workspace: Path) -> None:
 
 async def test_sessions_and_resume(workspace: Path) -> None:
     first = ScriptedModel([respond(text("The answer is 42."))])
-    _, earlier = await session(workspace, first, "what is the answer?\r/exit\r")
+    keys = "what is the answer?\r/model claude-haiku-4-5\r/mode accept-edits\r/exit\r"
+    _, earlier = await session(workspace, first, keys)
     old_id = earlier.session_id
     assert old_id is not None
+    recorded = queries.find_session(connect(), old_id)
+    assert recorded is not None and recorded.model == "claude-haiku-4-5"
+    assert recorded.settings["permission_mode"] == "accept-edits"
     second = ScriptedModel([respond(text("Still 42."))])
     keys = f"/sessions\r/resume {old_id[:20]}\rand again?\r/resume NOPE\r/exit\r"
     out, repl = await session(workspace, second, keys)

@@ -123,6 +123,7 @@ class Repl:
 
     def new_session(self) -> None:
         self._manager = None
+        self.last_result = None
         self.status.reset_session()
 
     def set_model(self, name: str) -> None:
@@ -132,6 +133,7 @@ class Repl:
             from agentcli.ui.repl.backend import DeferredModel
 
             self._manager.model = DeferredModel(name)
+            self._record_setting(model=name)
 
     def set_mode(self, mode: str) -> None:
         """Switch the permission mode now; raises UsageError for a broken config."""
@@ -142,6 +144,13 @@ class Repl:
 
             for notice in apply_mode(self._manager, self.settings, self.workspace):
                 self.console.print(Text(f"  {notice}", style="yellow"))
+            self._record_setting(permission_mode=mode)
+
+    def _record_setting(self, **change: str) -> None:
+        """Keep the journal's record of the session's settings true (resume reads it)."""
+        record = getattr(self._manager.journal if self._manager else None, "settings", None)
+        if callable(record):
+            record(**change)
 
     @property
     def view(self) -> TaskView | None:
@@ -163,6 +172,7 @@ class Repl:
         if manager is None:
             self._manager = previous
             return None
+        self.last_result = None
         self.status.reset_session()
         return manager
 
