@@ -3,6 +3,10 @@
 `PermissionPolicy.decide` maps a tool call's target to allow / ask / deny. An `ask` goes to a
 `Prompter`; without a terminal, `NonInteractivePrompter` turns it into a denial at once, never a
 hang, and the denial names the rule the user could add.
+
+The real policy is `policy.RulePolicy` (mode × risk × rules, parsed shell commands), built by
+`setup.build_policy` / `setup.build_permissions` (which also sets up the OS sandbox from
+`agentcli.sandbox`); `basic.ModePolicy` is a mode-only stand-in for tests.
 """
 
 from __future__ import annotations

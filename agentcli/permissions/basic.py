@@ -1,4 +1,4 @@
-"""A mode-only policy: the floor every richer policy builds on."""
+"""A mode-only policy for tests that need a policy but no rules (sessions use RulePolicy)."""
 
 from __future__ import annotations
 
