@@ -181,3 +181,44 @@ def test_a_symlink_into_git_is_judged_by_its_real_target(workspace: Path) -> Non
     )
     verdict = policy.decide(Risk.WRITE, PermissionTarget("write", subject, "write"))
     assert verdict.decision is Decision.ASK
+
+
+async def test_write_file_into_git_through_a_symlink_is_not_allowed_silently(
+    workspace: Path,
+) -> None:
+    """The real write_file tool, the real runtime: `write(**)` in accept-edits mode, but the
+    target resolves into `.git/hooks`, so it asks, and without a terminal that is a denial."""
+    from agentcli.messages import ToolUseBlock
+    from agentcli.permissions import NonInteractivePrompter
+    from agentcli.store import MemoryJournal
+    from agentcli.tools.base import ToolContext
+    from agentcli.tools.runtime import ToolRuntime
+    from agentcli.tools.write_file import WriteFile
+
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    os.symlink(workspace / ".git" / "hooks", workspace / "hooks-link")
+    runtime = ToolRuntime(
+        [WriteFile()],
+        ctx=ToolContext(workspace=workspace, data_dir=workspace.parent / "data"),
+        policy=build_policy(
+            mode=PermissionMode.ACCEPT_EDITS,
+            flag_allow=["write(**)"],
+            workspace=workspace,
+            sandbox_available=False,
+            persist=False,
+        ),
+        prompter=NonInteractivePrompter(),
+        journal=MemoryJournal(),
+        events=lambda event: None,
+    )
+    calls = [
+        ToolUseBlock(id=f"w{i}", name="write_file", input={"path": path, "content": "evil\n"})
+        for i, path in enumerate(["hooks-link/pre-commit", ".git/hooks/post-checkout", "ok.txt"])
+    ]
+    records = runtime.propose(calls)
+    await runtime.execute(calls, records)
+    statuses = [record.status.value for record in records]
+    assert statuses == ["denied", "denied", "succeeded"]
+    assert "always ask" in records[0].result_text
+    assert list((workspace / ".git" / "hooks").iterdir()) == []
+    assert (workspace / "ok.txt").read_text() == "evil\n"
