@@ -15,12 +15,12 @@ past the sandbox. `.agentcli/` is never writable: commands cannot grant themselv
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import re
 import shutil
 import sys
 import tempfile
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -95,7 +95,8 @@ class LandlockSandbox:
     ) -> None:
         self.workspace = workspace.resolve()
         self.temp_dir = Path(tempfile.mkdtemp(prefix="agentcli-session-")).resolve()
-        atexit.register(shutil.rmtree, self.temp_dir, ignore_errors=True)
+        # Removed when the sandbox is collected or, at the latest, when the process exits.
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.temp_dir, ignore_errors=True)
         self.writable = tuple(p.expanduser().resolve() for p in writable)
         self.block_network = not network and network_blockable
         self.git = git_dirs(self.workspace)
