@@ -23,7 +23,7 @@ from agentcli.events import (
 from agentcli.tasks import CheckEvidence, TaskResult, TaskState
 from agentcli.ui.repl.calls import file_diff
 from agentcli.ui.repl.status import Status, format_tokens
-from agentcli.ui.repl.stream import MarkdownStream, TaskView
+from agentcli.ui.repl.stream import TaskView
 from agentcli.ui.repl.verdict import verdict_text
 from agentcli.usage import Usage
 
@@ -59,17 +59,6 @@ def test_streamed_markdown_is_printed_once_in_order(workspace: Path) -> None:
     assert text.index("step 3") < text.index("step 29") < text.index("x = 1")
     assert "```" not in text  # rendered, not raw markdown
     assert "\n\n\n" not in text  # block margins are squeezed to one blank line
-
-
-def test_markdown_stream_keeps_the_unsettled_tail_back() -> None:
-    con, out = plain_console()
-    stream = MarkdownStream(con)
-    stream.add("".join(f"line {n}\n\n" for n in range(20)), force=True)
-    printed = out.getvalue()
-    assert "line 0" in printed
-    assert "line 19" not in printed  # still in the live tail: it may reflow
-    stream.finish()
-    assert out.getvalue().count("line 19") == 1
 
 
 def test_tool_line_and_denial(workspace: Path) -> None:

@@ -1,9 +1,9 @@
 """The REPL's live view of a running task, fed by the loop's typed events.
 
-Assistant text is re-rendered as markdown as it streams. Lines that can no longer change (all
-but the last few) are printed once, above a small live area that holds the unfinished tail and
-the status line; so long answers scroll normally and nothing flickers or repeats. Tool calls,
-denials, retries and acceptance checks get one compact line each; file edits get their diff.
+Assistant text streams as markdown (`markdown.MarkdownStream`): lines that can no longer change
+are printed once, above a small live area that holds the unfinished tail and the status line, so
+long answers scroll normally and nothing flickers or repeats. Tool calls, denials, retries and
+acceptance checks get one compact line each; file edits get their diff.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from pathlib import Path
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.segment import Segment, Segments
 from rich.text import Text
 
@@ -44,110 +43,10 @@ from agentcli.ui.repl.calls import (
     file_diff,
     read_image,
 )
+from agentcli.ui.repl.markdown import MarkdownStream
 from agentcli.ui.repl.status import Status
 
-LIVE_TAIL_LINES = 6
-"""Rendered lines kept live at the bottom: the part a growing paragraph or table may reflow."""
-RENDER_INTERVAL_S = 0.08
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-
-
-class MarkdownStream:
-    """Markdown that grows: prints settled lines once, keeps the tail for the live area."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.text = ""
-        self.printed = 0
-        self.tail: list[list[Segment]] = []
-        self._rendered_at = 0.0
-        self._after_blank = True
-
-    def _render(self) -> list[list[Segment]]:
-        options = self.console.options.update(width=max(20, self.console.width))
-        markdown = Markdown(self.text, code_theme="ansi_dark", hyperlinks=False)
-        lines = self.console.render_lines(markdown, options, pad=False)
-        while lines and not "".join(s.text for s in lines[-1]).strip():
-            lines.pop()
-        return lines
-
-    def _emit(self, lines: list[list[Segment]]) -> None:
-        lines, self._after_blank = _squeeze_blank(lines, self._after_blank)
-        if not lines:
-            return
-        segments: list[Segment] = []
-        for line in lines:
-            segments.extend(_rstrip(line))
-            segments.append(Segment.line())
-        self.console.print(Segments(segments), end="", soft_wrap=True)
-
-    def visible_tail(self) -> list[list[Segment]]:
-        return _squeeze_blank(self.tail, self._after_blank)[0]
-
-    def add(self, delta: str, *, force: bool = False) -> None:
-        self.text += delta
-        now = time.monotonic()
-        if not force and now - self._rendered_at < RENDER_INTERVAL_S:
-            return
-        self._rendered_at = now
-        lines = self._render()
-        settled = max(self.printed, len(lines) - LIVE_TAIL_LINES)
-        self._emit(lines[self.printed : settled])
-        self.printed = settled
-        self.tail = lines[settled:]
-
-    def finish(self) -> None:
-        """Print everything not printed yet and start a new, empty block."""
-        if self.text.strip():
-            lines = self._render()
-            self._emit(lines[self.printed :])
-        self.text = ""
-        self.printed = 0
-        self.tail = []
-        self._after_blank = True
-
-    def discard(self) -> bool:
-        """Drop the block (its request is being retried). True if some of it was printed."""
-        shown = self.printed > 0
-        self.text, self.printed, self.tail = "", 0, []
-        self._after_blank = True
-        return shown
-
-
-def _plain_blank(line: list[Segment]) -> bool:
-    return all(
-        not segment.text.strip() and (segment.style is None or segment.style.bgcolor is None)
-        for segment in line
-    )
-
-
-def _rstrip(line: list[Segment]) -> list[Segment]:
-    """Without the padding spaces after the text (they would end up in copied text)."""
-    kept = list(line)
-    while kept:
-        last = kept[-1]
-        if last.control or (last.style is not None and last.style.bgcolor is not None):
-            break
-        stripped = last.text.rstrip(" ")
-        if stripped:
-            kept[-1] = Segment(stripped, last.style)
-            break
-        kept.pop()
-    return kept
-
-
-def _squeeze_blank(
-    lines: list[list[Segment]], after_blank: bool
-) -> tuple[list[list[Segment]], bool]:
-    """Drop blank lines that follow a blank line (markdown blocks each add their own margin);
-    lines with a background colour (code block padding) are kept."""
-    kept = []
-    for line in lines:
-        blank = _plain_blank(line)
-        if not (blank and after_blank):
-            kept.append(line)
-        after_blank = blank
-    return kept, after_blank
 
 
 class TaskView:
