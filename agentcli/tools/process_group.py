@@ -106,6 +106,14 @@ async def _leader_exit(
             await asyncio.wait([reader], timeout=min(_POLL_S * 2.5, remaining))
 
 
+SECRET_VARIABLES = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
+"""agentcli's own credentials: commands the model runs (and checks) never see them."""
+
+
+def command_environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+
+
 async def run_in_group(
     argv: Sequence[str],
     *,
@@ -117,6 +125,7 @@ async def run_in_group(
     proc = await asyncio.create_subprocess_exec(
         *argv,
         cwd=cwd,
+        env=command_environment(),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,

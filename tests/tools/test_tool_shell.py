@@ -216,3 +216,17 @@ async def test_timeout_error_is_a_tool_error_with_partial_output(ctx: ToolContex
     with pytest.raises(ToolError) as info:
         await Shell().call(ShellInput(command="echo partial; sleep 30", timeout=0.2), ctx)
     assert info.value.kind is ToolErrorKind.TIMEOUT and info.value.message.endswith("partial")
+
+
+async def test_commands_never_see_agentclis_credentials(
+    harness: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "tok-secret")
+    monkeypatch.setenv("HARMLESS_SETTING", "kept")
+    record = await harness.call(
+        "shell",
+        command='echo "key=${ANTHROPIC_API_KEY:-unset} tok=${ANTHROPIC_AUTH_TOKEN:-unset}'
+        ' other=$HARMLESS_SETTING"',
+    )
+    assert record.result_text.split("\n")[1] == "key=unset tok=unset other=kept"
