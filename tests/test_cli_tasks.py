@@ -45,8 +45,18 @@ def test_false_fixed_claim_ends_failed_with_evidence_shown(
     server: FakeMessagesServer, repo: Path
 ) -> None:
     server.push(*[stream_message([text("Fixed it, all tests pass.")]) for _ in range(3)])
-    proc = agentcli("run", "fix add", "--accept", CHECK, "--accept-retries", "2",
-                    "--output-format", "json", server=server, cwd=repo)
+    proc = agentcli(
+        "run",
+        "fix add",
+        "--accept",
+        CHECK,
+        "--accept-retries",
+        "2",
+        "--output-format",
+        "json",
+        server=server,
+        cwd=repo,
+    )
     assert proc.returncode == 1, proc.stderr
     data = result_of(proc)
     assert data["task_state"] == "failed" and data["terminal_reason"] == "completed"
@@ -68,8 +78,18 @@ def test_fix_after_failed_check_succeeds_on_the_final_version(
         stream_message([tool_use("write_file", {"path": "calc.py", "content": FIXED})]),
         stream_message([text("Fixed for real.")]),
     )
-    proc = agentcli("run", "fix add", "--accept", CHECK, "--permission-mode", "accept-edits",
-                    "--output-format", "json", server=server, cwd=repo)
+    proc = agentcli(
+        "run",
+        "fix add",
+        "--accept",
+        CHECK,
+        "--permission-mode",
+        "accept-edits",
+        "--output-format",
+        "json",
+        server=server,
+        cwd=repo,
+    )
     assert proc.returncode == 0, proc.stderr
     data = result_of(proc)
     assert data["task_state"] == "succeeded"
@@ -82,8 +102,9 @@ def test_fix_after_failed_check_succeeds_on_the_final_version(
 def test_repeated_identical_failing_call_ends_no_progress_after_one_nudge(
     server: FakeMessagesServer, workspace: Path
 ) -> None:
-    server.push(*[stream_message([tool_use("read_file", {"path": "missing.py"})])
-                  for _ in range(4)])
+    server.push(
+        *[stream_message([tool_use("read_file", {"path": "missing.py"})]) for _ in range(4)]
+    )
     proc = agentcli("run", "read it", "--output-format", "json", server=server, cwd=workspace)
     assert proc.returncode == 1, proc.stderr
     data = result_of(proc)
@@ -98,8 +119,18 @@ def test_hanging_acceptance_check_is_killed_by_its_timeout(
     (workspace / ".agentcli").mkdir()
     (workspace / ".agentcli" / "config.toml").write_text("[acceptance]\ntimeout_s = 1\n")
     server.push(stream_message([text("done")]))
-    proc = agentcli("run", "x", "--accept", "sleep 30", "--accept-retries", "0",
-                    "--output-format", "json", server=server, cwd=workspace)
+    proc = agentcli(
+        "run",
+        "x",
+        "--accept",
+        "sleep 30",
+        "--accept-retries",
+        "0",
+        "--output-format",
+        "json",
+        server=server,
+        cwd=workspace,
+    )
     assert proc.returncode == 1, proc.stderr
     (check,) = result_of(proc)["acceptance"]
     assert check["exit_code"] is None and check["passed"] is False
@@ -109,8 +140,12 @@ def test_hanging_acceptance_check_is_killed_by_its_timeout(
 def test_denied_writes_stop_with_exit_4_and_name_the_rule(
     server: FakeMessagesServer, workspace: Path
 ) -> None:
-    server.push(*[stream_message([tool_use("write_file", {"path": f"src/f{n}.py",
-                                                          "content": "x"})]) for n in range(3)])
+    server.push(
+        *[
+            stream_message([tool_use("write_file", {"path": f"src/f{n}.py", "content": "x"})])
+            for n in range(3)
+        ]
+    )
     proc = agentcli("run", "write", "--output-format", "json", server=server, cwd=workspace)
     assert proc.returncode == 4, proc.stderr
     data = result_of(proc)
