@@ -20,7 +20,7 @@ from pathlib import Path
 from agentcli.errors import UsageError
 from agentcli.events import AcceptanceFinished, AcceptanceStarted, EventSink, Notice
 from agentcli.ids import new_id
-from agentcli.snapshots import Snapshot, take_snapshot
+from agentcli.snapshots import Snapshot, SnapshotError, take_snapshot
 from agentcli.tasks import CheckEvidence
 from agentcli.tools.base import CommandSandbox
 from agentcli.tools.output import HeadTailCollector
@@ -120,11 +120,15 @@ class AcceptanceReport:
     final_version: str
     stable: bool
     """False when the checks kept changing the workspace: no version was verified."""
+    unverifiable: str | None = None
+    """Why no artifact version could be computed, if none could: nothing was verified."""
 
     @property
     def passed(self) -> bool:
-        return self.stable and all(
-            e.passed and e.artifact_version == self.final_version for e in self.evidence
+        return (
+            self.stable
+            and self.unverifiable is None
+            and all(e.passed and e.artifact_version == self.final_version for e in self.evidence)
         )
 
     @property
@@ -132,6 +136,8 @@ class AcceptanceReport:
         return [e for e in self.evidence if not e.passed]
 
     def summary(self) -> str:
+        if self.unverifiable is not None:
+            return f"no artifact version could be computed ({self.unverifiable})"
         if not self.stable:
             return "the acceptance checks change the workspace each time they run"
         return "; ".join(
@@ -155,6 +161,23 @@ async def run_acceptance(
     """Run every check on the current artifact version. Full outputs of long checks are saved
     under `spill_dir` (default: a temporary directory)."""
     spill = spill_dir or Path(tempfile.mkdtemp(prefix="agentcli-acceptance-"))
+    try:
+        return await _run_on_versions(settings, workspace, events, sandbox, spill, snapshot)
+    except SnapshotError as exc:
+        evidence = await _run_all(settings, workspace, None, events, sandbox, spill)
+        return AcceptanceReport(
+            evidence=evidence, final_version="", stable=False, unverifiable=str(exc)
+        )
+
+
+async def _run_on_versions(
+    settings: AcceptanceSettings,
+    workspace: Path,
+    events: EventSink,
+    sandbox: CommandSandbox | None,
+    spill: Path,
+    snapshot: Snapshotter,
+) -> AcceptanceReport:
     before = await asyncio.to_thread(snapshot, workspace)
     evidence = await _run_all(settings, workspace, before.version, events, sandbox, spill)
     after = await asyncio.to_thread(snapshot, workspace)
@@ -177,7 +200,7 @@ async def run_acceptance(
 async def _run_all(
     settings: AcceptanceSettings,
     workspace: Path,
-    version: str,
+    version: str | None,
     events: EventSink,
     sandbox: CommandSandbox | None,
     spill_dir: Path,

@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agentcli.acceptance import (
@@ -21,14 +22,14 @@ from agentcli.acceptance import (
 )
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.errors import TerminalReason
-from agentcli.events import EventSink, TaskStarted
+from agentcli.events import EventSink, Notice, TaskStarted
 from agentcli.ids import new_id
 from agentcli.loop import LoopOutcome, LoopSettings, QueryLoop, TurnObserver
 from agentcli.messages import Message
 from agentcli.model import ModelClient
 from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.permissions import PermissionPolicy, Prompter
-from agentcli.snapshots import changed_files, take_snapshot
+from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snapshot
 from agentcli.store import Journal
 from agentcli.tasks import TaskResult, task_state_for
 from agentcli.tools.base import Tool, ToolContext
@@ -94,9 +95,9 @@ class ConversationManager:
             )
         )
         self.journal.task_started(task_id, prompt, self.acceptance.commands)
-        start_snapshot = await asyncio.to_thread(take_snapshot, workspace)
+        start_snapshot = await self._snapshot()
         guard = ConvergenceGuard(
-            artifact_version=lambda: take_snapshot(workspace).version, settings=self.convergence
+            artifact_version=lambda: _version_or_none(workspace), settings=self.convergence
         )
         loop = self.new_loop(observers=[guard])
         request = Message.user(prompt)
@@ -113,12 +114,25 @@ class ConversationManager:
             self.journal.message_appended(feedback)
             outcome = await loop.run([*outcome.messages, feedback])
         self.messages = outcome.messages
-        end_snapshot = await asyncio.to_thread(take_snapshot, workspace)
+        end_snapshot = await self._snapshot()
         result = self._result(task_id, loop, outcome, time.monotonic() - started, report)
-        result.artifact_version = end_snapshot.version
-        result.changed_files = changed_files(start_snapshot, end_snapshot, workspace)
+        if end_snapshot is not None:
+            result.artifact_version = end_snapshot.version
+            if start_snapshot is not None:
+                result.changed_files = changed_files(start_snapshot, end_snapshot, workspace)
         self.journal.task_finished(result)
         return result
+
+    async def _snapshot(self) -> Snapshot | None:
+        """The workspace's artifact version, or None (with a notice) if it cannot be taken."""
+        try:
+            snapshot = await asyncio.to_thread(take_snapshot, self.tool_context.workspace)
+        except SnapshotError as exc:
+            self.events(Notice(level="warning", message=f"no artifact version: {exc}"))
+            return None
+        if snapshot.note:
+            self.events(Notice(level="warning", message=snapshot.note))
+        return snapshot
 
     async def _check(self, loop: QueryLoop) -> AcceptanceReport | None:
         """Run the checks; None if the task was cancelled while they ran."""
@@ -172,3 +186,10 @@ class ConversationManager:
             permission_denials=list(runtime.denials),
             error=error,
         )
+
+
+def _version_or_none(workspace: Path) -> str | None:
+    try:
+        return take_snapshot(workspace).version
+    except SnapshotError:
+        return None

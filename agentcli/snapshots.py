@@ -30,6 +30,8 @@ class Snapshot:
     repo_root: Path | None = None
     manifest: dict[str, str] = field(default_factory=dict)
     """Outside git: workspace-relative path -> sha256 of its content."""
+    note: str | None = None
+    """Why a git workspace was hashed as a file tree, if it was."""
 
     @property
     def tree(self) -> str | None:
@@ -43,17 +45,31 @@ def find_repo(workspace: Path) -> git.Repo | None:
         return None
 
 
+class SnapshotError(Exception):
+    """No content hash of the workspace could be computed."""
+
+
 def take_snapshot(workspace: Path) -> Snapshot:
+    """The workspace's artifact version. A git failure (e.g. a corrupt index) falls back to a
+    file-tree hash, with a note saying so; SnapshotError if that is impossible too."""
     repo = find_repo(workspace)
+    note: str | None = None
     if repo is not None and not repo.bare and repo.working_tree_dir is not None:
-        return Snapshot(
-            version=f"git:{write_worktree_tree(repo)}", repo_root=Path(repo.working_tree_dir)
-        )
-    manifest = file_manifest(workspace)
+        try:
+            return Snapshot(
+                version=f"git:{write_worktree_tree(repo)}", repo_root=Path(repo.working_tree_dir)
+            )
+        except git.GitCommandError as exc:
+            detail = str(exc.stderr).strip() or str(exc)
+            note = f"git could not snapshot the working copy ({detail}); used a file-tree hash"
+    try:
+        manifest = file_manifest(workspace)
+    except (OSError, ValueError) as exc:
+        raise SnapshotError(str(exc)) from exc
     digest = hashlib.sha256()
     for path in sorted(manifest):
         digest.update(f"{path}\0{manifest[path]}\n".encode())
-    return Snapshot(version=f"files:{digest.hexdigest()}", manifest=manifest)
+    return Snapshot(version=f"files:{digest.hexdigest()}", manifest=manifest, note=note)
 
 
 def write_worktree_tree(repo: git.Repo) -> str:

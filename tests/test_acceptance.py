@@ -341,3 +341,30 @@ def test_terminal_reason_to_state_and_exit_code(
 ) -> None:
     assert task_state_for(reason, passed) is state
     assert exit_code_for(state, reason) == code
+
+
+async def test_a_corrupt_git_index_falls_back_to_a_file_hash_and_says_so(workspace: Path) -> None:
+    git_repo(workspace)
+    (workspace / ".git" / "index").write_bytes(b"DIRC garbage")
+    events: list[Event] = []
+    model = ScriptedModel(
+        [respond(tool_use("put", {"path": "calc.py", "content": FIXED})), respond(text("fixed"))]
+    )
+    result = await manager(model, workspace, (CHECK,), events=events).run_task("fix add")
+    assert result.state is TaskState.SUCCEEDED, result.error
+    assert result.artifact_version is not None and result.artifact_version.startswith("files:")
+    assert "calc.py" in result.changed_files
+    assert any(isinstance(e, Notice) and "file-tree hash" in e.message for e in events)
+
+
+async def test_checks_without_any_artifact_version_cannot_succeed(workspace: Path) -> None:
+    from agentcli.snapshots import SnapshotError
+
+    def broken(_workspace: Path) -> Any:
+        raise SnapshotError("too many files")
+
+    report = await run_acceptance(
+        AcceptanceSettings(commands=("true",)), workspace, lambda _e: None, snapshot=broken
+    )
+    assert report.evidence[0].passed and not report.passed
+    assert "too many files" in report.summary()

@@ -25,19 +25,22 @@ Raise `agentcli.errors.ToolError(kind, message)` for failures the model should h
 Optional hooks: `validate`, `permission_target`, `preview`, `pre_state`, `operation_key`.
 """
 
-from agentcli.tools.base import (
-    EXCLUSIVE,
-    CommandSandbox,
-    PermissionTarget,
-    Resources,
-    Risk,
-    Tool,
-    ToolContext,
-    ToolInput,
-    ToolOutput,
-    file_resource,
-    tree_resource,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentcli.tools.base import (
+        EXCLUSIVE,
+        CommandSandbox,
+        PermissionTarget,
+        Resources,
+        Risk,
+        Tool,
+        ToolContext,
+        ToolInput,
+        ToolOutput,
+        file_resource,
+        tree_resource,
+    )
 
 __all__ = [
     "EXCLUSIVE",
@@ -52,3 +55,13 @@ __all__ = [
     "file_resource",
     "tree_resource",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: importing a submodule (e.g. tools.records for `sessions list`) must not pay for
+    # pydantic, which tools.base needs.
+    if name in __all__:
+        from agentcli.tools import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

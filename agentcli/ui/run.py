@@ -116,9 +116,7 @@ def make_model(name: str) -> ModelClient:
 def event_sink(options: RunOptions) -> EventSink:
     if options.output_format == "stream-json":
         return StreamJson()
-    if options.output_format == "json":
-        progress = TextProgress(quiet=options.quiet or not sys.stderr.isatty())
-        return progress
+    # json keeps stdout for the one result object; progress still goes to stderr.
     return TextProgress(quiet=options.quiet)
 
 
@@ -241,6 +239,9 @@ async def _run_with_signals(manager: ConversationManager, prompt: str) -> TaskRe
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+        close = getattr(manager.model, "aclose", None)
+        if close is not None:
+            await close()
 
 
 def run_command(options: RunOptions) -> int:
