@@ -118,7 +118,8 @@ class TerminalPrompter:
         if request.preview.strip():
             if is_diff(request.preview):  # the diff after the call would only repeat it
                 self.previewed.add(request.call_id)
-            self.console.print(preview_text(request), end="")
+            # Soft wrap: a command or path must never look split into two lines.
+            self.console.print(preview_text(request), end="", soft_wrap=True)
         options = Text("  y", style="bold")
         options.append(" yes")
         if request.suggested_rule:

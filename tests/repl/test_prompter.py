@@ -106,6 +106,16 @@ async def test_command_preview_is_shown_but_not_taken_for_a_diff() -> None:
     assert previewed == set()
 
 
+async def test_a_long_command_is_never_shown_split_into_lines() -> None:
+    con, out = console()
+    command = "pytest -q " + " ".join(f"tests/test_module_{n}.py" for n in range(8))
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput())
+        pipe.send_text("y")
+        await asyncio.wait_for(prompter.ask(request(preview=f"$ {command}\nin /w")), 5)
+    assert f"    $ {command}\n" in out.getvalue()  # the terminal wraps it, not a newline
+
+
 async def test_ctrl_c_cancels_the_task_that_asked() -> None:
     con, out = console()
     with create_pipe_input() as pipe:

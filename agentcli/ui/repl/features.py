@@ -168,7 +168,9 @@ async def diff(repl: Repl, arg: str) -> None:
     for path, before in view.first_images.items():
         change = file_diff(path, before, read_image(repl.workspace, {"path": path}))
         if change is not None:
-            repl.console.print(diff_text(change.lines, max_lines=400, indent="  "), end="")
+            repl.console.print(
+                diff_text(change.lines, max_lines=400, indent="  "), end="", soft_wrap=True
+            )
             shown += 1
     others = [name for name in result.changed_files if name not in view.first_images]
     if others:

@@ -200,7 +200,7 @@ class TaskView:
             )
         )
         if diff is not None and event.call_id not in self.previewed:
-            self.console.print(diff_text(diff.lines), end="")
+            self.console.print(diff_text(diff.lines), end="", soft_wrap=True)
 
     def _check_line(self, event: AcceptanceFinished) -> None:
         self.status.activity = ""
