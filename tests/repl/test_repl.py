@@ -190,3 +190,28 @@ async def test_clear_starts_a_new_session_and_model_switch(workspace: Path) -> N
     assert len(model.requests[1].messages) == 1  # the new session starts empty
     assert "new session" in harness.text and "model: claude-haiku-4-5" in harness.text
     assert harness.models_asked == [None, "claude-haiku-4-5"]
+
+
+async def test_deferred_model_takes_the_warmed_client_and_closes_it() -> None:
+    from agentcli.events import discard
+    from agentcli.ui.repl import backend
+
+    class Client:
+        model = "claude-test"
+        closed = False
+
+        async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
+            return respond(text("warm"))
+
+        async def aclose(self) -> None:
+            self.closed = True
+
+    client = Client()
+    backend._warm_clients["claude-test"] = client  # what warm_model leaves for the first task
+    model = backend.DeferredModel("claude-test")
+    request = ModelRequest(system="s", messages=(), tools=(), max_tokens=10)
+    response = await model.complete(request, discard)
+    assert response.message.text == "warm"
+    assert "claude-test" not in backend._warm_clients  # taken, not shared
+    await model.aclose()
+    assert client.closed

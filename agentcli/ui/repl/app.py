@@ -14,6 +14,7 @@ accident.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -100,6 +101,7 @@ class Repl:
         self._task: asyncio.Task[Any] | None = None
         self.last_result: TaskResult | None = None
         self._sigints = 0
+        self._retired: list[object] = []
         self.session = make_session(
             history=open_history(data_home() / HISTORY_FILE),
             completer=ReplCompleter(
@@ -121,7 +123,13 @@ class Repl:
     def error(self, message: str) -> None:
         self.console.print(Text(f"  {message}", style="red"))
 
+    def _retire(self, model: object) -> None:
+        """A model client no longer used; its connections are closed when the REPL exits."""
+        self._retired.append(model)
+
     def new_session(self) -> None:
+        if self._manager is not None:
+            self._retire(self._manager.model)
         self._manager = None
         self.last_result = None
         self.status.reset_session()
@@ -132,6 +140,7 @@ class Repl:
         if self._manager is not None:
             from agentcli.ui.repl.backend import DeferredModel
 
+            self._retire(self._manager.model)
             self._manager.model = DeferredModel(name)
             self._record_setting(model=name)
 
@@ -172,6 +181,8 @@ class Repl:
         if manager is None:
             self._manager = previous
             return None
+        if previous is not None:
+            self._retire(previous.model)
         self.last_result = None
         self.status.reset_session()
         return manager
@@ -240,12 +251,23 @@ class Repl:
             signal_handler(loop, signal.SIGINT, self._on_sigint),
             signal_handler(loop, signal.SIGTERM, self._on_sigterm),
         ):
-            while not self.exiting:
-                line = await self._read_line()
-                if line is None:
-                    break
-                await self.handle(line)
+            try:
+                while not self.exiting:
+                    line = await self._read_line()
+                    if line is None:
+                        break
+                    await self.handle(line)
+            finally:
+                await self._close_models()
         return 0
+
+    async def _close_models(self) -> None:
+        models = [*self._retired, self._manager.model if self._manager else None]
+        for model in models:
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                with contextlib.suppress(Exception):
+                    await close()
 
     async def _read_line(self) -> str | None:
         try:

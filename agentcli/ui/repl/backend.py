@@ -65,6 +65,13 @@ class DeferredModel:
             self._client = client
         return await client.complete(request, on_event)
 
+    async def aclose(self) -> None:
+        """Close the API client's connections, if it was ever created."""
+        close = getattr(self._client, "aclose", None)
+        self._client = None
+        if close is not None:
+            await close()
+
 
 def build_repl_manager(
     settings: ReplSettings,
