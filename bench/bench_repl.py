@@ -38,6 +38,7 @@ def _spawn(env: dict[str, str], cwd: str) -> tuple[pexpect.spawn, float]:
         codec_errors="replace",
         timeout=60,
     )
+    child.delaybeforesend = None  # pexpect sleeps 50 ms before each send by default
     return child, started
 
 
