@@ -96,6 +96,15 @@ async def test_sessions_and_resume(workspace: Path) -> None:
     assert repl.session_id == old_id  # a failed /resume keeps the current session
 
 
+async def test_resume_without_id_takes_the_latest_other_session(workspace: Path) -> None:
+    out, _ = await session(workspace, ScriptedModel([]), "/resume\r/exit\r")
+    assert "no earlier session in this workspace to resume" in out
+    _, noted = await session(workspace, ScriptedModel([respond(text("ok"))]), "remember 7\r/exit\r")
+    out, repl = await session(workspace, ScriptedModel([]), "/resume\r/exit\r")
+    assert "resumed session" in out and "you: remember 7" in out
+    assert repl.session_id == noted.session_id
+
+
 async def test_permissions_listing_and_session_rule(workspace: Path) -> None:
     model = ScriptedModel([])
     keys = "/permissions\r/permissions allow shell(make *)\r/permissions\r/permissions x\r/exit\r"

@@ -115,7 +115,7 @@ def test_ask_stream_commands_and_exit(workspace: Path, server: FakeMessagesServe
     term = Terminal(workspace, server, TERM="xterm")  # a 16-colour terminal, colours on
     term.prompt()
     term.send("/help\r")
-    term.expect("/resume ID")
+    term.expect("/resume [ID]")
     term.prompt()
     term.send("what does hello.py do?\r")
     term.expect("✓ read_file hello.py")

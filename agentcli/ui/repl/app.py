@@ -63,8 +63,6 @@ class ReplSettings:
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
     accept: list[str] = field(default_factory=list)
-    resume: str | None = None
-    """Set only while `/resume` builds the resumed session."""
 
 
 def has_api_key() -> bool:
@@ -169,20 +167,21 @@ class Repl:
     def session_id(self) -> str | None:
         return self._manager.session_id if self._manager is not None else None
 
-    async def switch_session(self, resume: str) -> ConversationManager | None:
-        """Replace the current session by the journal's session `resume` (recovered first)."""
-        previous = self._manager
-        self.settings.resume = resume
-        self._manager = None
-        try:
-            manager = await self.manager_or_none()
-        finally:
-            self.settings.resume = None
+    async def switch_session(self, session_id: str) -> ConversationManager | None:
+        """Continue the recorded session `session_id` (recovered first) in place of the current
+        one; the model and permission mode stay what they are now. None after saying why not."""
+        manager = await self.manager_or_none()
         if manager is None:
-            self._manager = previous
             return None
-        if previous is not None:
-            self._retire(previous.model)
+        from agentcli.ui.sessions import resume_into
+
+        try:
+            resume_into(manager, session_id, self._view)
+        except UsageError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            self.error(f"error: {exc.message}{hint}")
+            return None
+        self._record_setting(model=self.status.model, permission_mode=self.status.mode)
         self.last_result = None
         self.status.reset_session()
         return manager

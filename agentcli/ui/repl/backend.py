@@ -88,7 +88,6 @@ def build_repl_manager(
         allow=list(settings.allow),
         deny=list(settings.deny),
         accept=list(settings.accept),
-        resume=settings.resume,
     )
     return build_manager(options, events, model_factory=model_factory, prompter=prompter)
 

@@ -144,7 +144,9 @@ COMMANDS: dict[str, Command] = {
         Command("/undo", "/undo", "Revert the agent's changes of the last task.", features.undo),
         Command("/cost", "/cost", "Tokens and cost of this session.", _cost),
         Command("/sessions", "/sessions", "List recent sessions.", features.sessions),
-        Command("/resume", "/resume ID", "Resume a session.", features.resume),
+        Command(
+            "/resume", "/resume [ID]", "Resume a session (default: the latest).", features.resume
+        ),
         Command("/tools", "/tools", "List the tools the model can use.", _tools),
     )
 }

@@ -227,10 +227,12 @@ async def sessions(repl: Repl, arg: str) -> None:
 
 
 async def resume(repl: Repl, arg: str) -> None:
-    if not arg:
-        repl.error("usage: /resume ID (see /sessions)")
+    """`/resume ID` continues that session; `/resume` the latest other one in this workspace."""
+    target = arg or _latest_other_session(repl)
+    if target is None:
+        repl.error("no earlier session in this workspace to resume")
         return
-    manager = await repl.switch_session(arg)
+    manager = await repl.switch_session(target)
     if manager is None:
         return
     messages = manager.messages
@@ -241,3 +243,11 @@ async def resume(repl: Repl, arg: str) -> None:
         if message is not None and message.text.strip():
             flat = " ".join(message.text.split())
             repl.console.print(Text(f"  {who}: {flat[:150]}", style="dim"))
+
+
+def _latest_other_session(repl: Repl) -> str | None:
+    from agentcli.store import queries
+    from agentcli.store.db import connect
+
+    rows = queries.list_sessions(connect(), str(repl.workspace), limit=2)
+    return next((row.id for row in rows if row.id != repl.session_id), None)
