@@ -151,6 +151,8 @@ def build_manager(
     for notice in permissions.notices:
         sys.stderr.write(f"agentcli: {notice}\n")
     budget = build_budget(options, model_name)
+    # Everything that can reject the invocation runs before the SDK import and the session.
+    acceptance = build_acceptance(options, files, workspace, events)
     model = model_factory(model_name)
     session = open_session(
         resumed,
@@ -177,7 +179,7 @@ def build_manager(
         events=events,
         budget=budget,
         loop_settings=LoopSettings(denial_limit=permissions.denial_limit),
-        acceptance=build_acceptance(options, files, workspace, events),
+        acceptance=acceptance,
         convergence=ConvergenceSettings(
             repeat_limit=int(files.get("convergence.repeat_limit", 3)),
             failure_limit=int(files.get("convergence.failure_limit", 3)),
