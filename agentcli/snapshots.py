@@ -16,8 +16,10 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import git
+if TYPE_CHECKING:
+    import git
 
 MAX_MANIFEST_FILES = 50_000
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "node_modules"})
@@ -39,6 +41,10 @@ class Snapshot:
 
 
 def find_repo(workspace: Path) -> git.Repo | None:
+    # GitPython is imported on first use: its import (and the `git version` probe it runs) is
+    # ~0.1 s that commands and `run`'s first request should not wait for.
+    import git
+
     try:
         return git.Repo(workspace, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
@@ -52,6 +58,8 @@ class SnapshotError(Exception):
 def take_snapshot(workspace: Path) -> Snapshot:
     """The workspace's artifact version. A git failure (e.g. a corrupt index) falls back to a
     file-tree hash, with a note saying so; SnapshotError if that is impossible too."""
+    import git
+
     repo = find_repo(workspace)
     note: str | None = None
     if repo is not None and not repo.bare and repo.working_tree_dir is not None:
@@ -91,6 +99,8 @@ def changed_files(before: Snapshot, after: Snapshot, workspace: Path) -> list[st
     if before.version == after.version:
         return []
     if before.tree is not None and after.tree is not None and after.repo_root is not None:
+        import git
+
         repo = git.Repo(after.repo_root)
         out = repo.git.diff_tree("-r", "--name-only", "--no-renames", before.tree, after.tree)
         paths = [after.repo_root / line for line in str(out).splitlines() if line]

@@ -15,8 +15,6 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-import bashlex
-
 # Output redirection targets that write nothing to the file system.
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _INPUT_REDIRECTS = frozenset({"<", "<<", "<<-", "<<<", "<&"})
@@ -86,6 +84,10 @@ def parse_command(source: str) -> ParsedCommand:
         parsed.error = "the command is empty"
         return parsed
     rewritten, quoted_heredocs = _unquote_heredoc_delimiters(source)
+    # Imported here: bashlex builds its LALR tables at import (~0.5 s), which commands that never
+    # classify a shell command (and `run` before its first request) should not pay.
+    import bashlex
+
     try:
         trees = bashlex.parse(rewritten)
     except Exception as exc:  # bashlex raises several unrelated types, including NotImplemented
