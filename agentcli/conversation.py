@@ -26,7 +26,7 @@ from agentcli.events import EventSink, Notice, TaskStarted
 from agentcli.ids import new_id
 from agentcli.loop import LoopOutcome, LoopSettings, QueryLoop, TurnObserver
 from agentcli.messages import Message
-from agentcli.model import ModelClient
+from agentcli.model import ModelClient, ModelRequest, ModelResponse
 from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.permissions import PermissionPolicy, Prompter
 from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snapshot
@@ -95,14 +95,21 @@ class ConversationManager:
             )
         )
         self.journal.task_started(task_id, prompt, self.acceptance.commands)
-        start_snapshot = await self._snapshot()
+        # The start snapshot (a git tree write, or a hash of every file) is taken while the first
+        # request is on its way instead of delaying it; nothing can change the workspace before
+        # the first response, and the loop gets that response only once the snapshot is done.
+        start_task = asyncio.create_task(self._snapshot())
         guard = ConvergenceGuard(
             artifact_version=lambda: _version_or_none(workspace), settings=self.convergence
         )
         loop = self.new_loop(observers=[guard])
+        loop.model = _AfterPending(loop.model, start_task)
         request = Message.user(prompt)
         self.journal.message_appended(request)
-        outcome = await loop.run([*self.messages, request])
+        try:
+            outcome = await loop.run([*self.messages, request])
+        finally:
+            start_snapshot = await asyncio.shield(start_task)
         report: AcceptanceReport | None = None
         rounds = 0
         while outcome.reason is TerminalReason.COMPLETED and self.acceptance.commands:
@@ -186,6 +193,24 @@ class ConversationManager:
             permission_denials=list(runtime.denials),
             error=error,
         )
+
+
+class _AfterPending:
+    """A ModelClient that hands back its first response only once `pending` is done."""
+
+    def __init__(self, inner: ModelClient, pending: asyncio.Future[Any]) -> None:
+        self.inner = inner
+        self.pending = pending
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
+        response = await self.inner.complete(request, on_event)
+        # Shielded: a cancel of the task must not cancel the snapshot run_task still awaits.
+        await asyncio.shield(self.pending)
+        return response
 
 
 def _version_or_none(workspace: Path) -> str | None:
