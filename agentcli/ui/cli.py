@@ -85,8 +85,9 @@ def run(
         typer.Option("--accept", help="Acceptance check command ('tests' to detect). Repeatable."),
     ] = [],  # noqa: B006
     accept_retries: Annotated[
-        int, typer.Option("--accept-retries", help="Repair rounds after a failed check.")
-    ] = 3,
+        int | None,
+        typer.Option("--accept-retries", help="Repair rounds after a failed check (default 3)."),
+    ] = None,
     resume: Annotated[
         str | None,
         typer.Option("--resume", help="Resume session ID."),
