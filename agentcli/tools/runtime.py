@@ -77,9 +77,14 @@ class ToolRuntime:
         self.max_parallel = max_parallel
         self.records: list[ToolCallRecord] = []
         self.denials: list[dict[str, Any]] = []
+        self._specs: list[ToolSpec] | None = None
 
     def specs(self) -> list[ToolSpec]:
-        return [tool.spec() for tool in self.tools.values()]
+        # Derived once: the tool set is fixed for the runtime's life, and deriving the JSON
+        # schemas from the pydantic models costs more than the rest of a turn's overhead.
+        if self._specs is None:
+            self._specs = [tool.spec() for tool in self.tools.values()]
+        return list(self._specs)
 
     def propose(self, calls: Sequence[ToolUseBlock]) -> list[ToolCallRecord]:
         """Create and journal a `proposed` record for each call, in proposal order."""

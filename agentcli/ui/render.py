@@ -12,10 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from typing import Any, TextIO
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any, TextIO
 
 from agentcli.events import (
     AcceptanceFinished,
@@ -32,6 +29,22 @@ from agentcli.events import (
 )
 from agentcli.tasks import TaskResult
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def escape(text: str) -> str:
+    # rich is imported on first use: `run` prints nothing before its first request.
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def _console(stream: TextIO) -> Console:
+    from rich.console import Console
+
+    return Console(file=stream, highlight=False, soft_wrap=True)
+
 
 def _target(inp: dict[str, Any]) -> str:
     for key in ("path", "command", "pattern"):
@@ -46,8 +59,15 @@ class TextProgress:
 
     def __init__(self, *, quiet: bool = False, stream: TextIO | None = None) -> None:
         self.quiet = quiet
-        self.console = Console(file=stream or sys.stderr, highlight=False, soft_wrap=True)
+        self._stream = stream or sys.stderr
+        self._console: Console | None = None
         self._inputs: dict[str, dict[str, Any]] = {}
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            self._console = _console(self._stream)
+        return self._console
 
     def __call__(self, event: Event) -> None:
         if self.quiet or isinstance(event, TextDelta | ThinkingDelta):
@@ -107,7 +127,7 @@ def print_result(result: TaskResult, output_format: str, *, quiet: bool = False)
 
 def _print_verdict(result: TaskResult) -> None:
     """Three separate things: what was proposed, what was executed, what was verified."""
-    console = Console(file=sys.stderr, highlight=False, soft_wrap=True)
+    console = _console(sys.stderr)
     cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     statuses = Counter(call["status"] for call in result.tool_calls)
     executed = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items())) or "none"
