@@ -7,7 +7,6 @@ user's ripgrep config ignored, bounded output, and the process killed if the cal
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import os
@@ -16,6 +15,10 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import asyncio
 
 MAX_RG_OUTPUT_BYTES = 32 * 1024 * 1024
 """Beyond this much output rg is stopped: the caller reports totals as lower bounds."""
@@ -48,6 +51,9 @@ class RgResult:
 
 async def run_rg(rg: str, args: list[str], *, cwd: Path) -> RgResult:
     """Run `rg ARGS` in `cwd` and collect its output."""
+    # Imported here, where it is loaded anyway: `agentcli doctor` only needs `find_rg`.
+    import asyncio
+
     proc = await asyncio.create_subprocess_exec(
         rg,
         "--no-config",
@@ -74,6 +80,8 @@ async def run_rg(rg: str, args: list[str], *, cwd: Path) -> RgResult:
 
 
 async def _collect(proc: asyncio.subprocess.Process) -> tuple[bytes, bytes, bool]:
+    import asyncio
+
     assert proc.stdout is not None and proc.stderr is not None
     chunks: list[bytes] = []
     size = 0
