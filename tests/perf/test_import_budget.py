@@ -1,0 +1,80 @@
+"""Start-up budget, enforced by what gets imported rather than by timing (SPEC §10).
+
+`import anthropic` alone costs ~2 s, bashlex builds its parser tables at import (~0.5 s) and
+GitPython runs `git version` at import. Each command below runs in a fresh interpreter, and the
+test names every heavy module it loaded that it has no use for.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NEVER_WITHOUT_A_MODEL = ("anthropic", "httpx2", "bashlex", "prompt_toolkit")
+"""No command that needs no model loads these: the SDK, the shell parser, the REPL's UI."""
+
+PROBE = """
+import contextlib, io, json, sys
+from agentcli.ui.entry import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    code = main(json.loads(sys.argv[1]))
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def loaded_by(args: list[str], cwd: Path) -> tuple[int, set[str]]:
+    """Run `agentcli ARGS` in a fresh interpreter: its exit code and every module it loaded."""
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=True,
+    )
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    return report["code"], {name.partition(".")[0] for name in report["modules"]}
+
+
+def test_version_loads_no_third_party_package(workspace: Path) -> None:
+    code, modules = loaded_by(["--version"], workspace)
+    assert code == 0
+    heavy = {"typer", "pydantic", "rich", "sqlite3", "asyncio", *NEVER_WITHOUT_A_MODEL}
+    assert modules & heavy == set()
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "also_never"),
+    [
+        (["--help"], 0, ("git", "rich", "pydantic", "sqlite3")),
+        (["run", "--help"], 0, ("git", "rich", "sqlite3")),
+        (["undo", "--help"], 0, ("git", "rich", "sqlite3")),
+        (["sessions", "list"], 0, ("git", "rich")),
+        (["doctor"], 0, ("git", "rich", "asyncio")),
+        (["undo"], 1, ("rich",)),  # nothing to undo in a fresh workspace
+    ],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else None,
+)
+def test_commands_without_a_model_never_load_the_sdk(
+    args: list[str], code: int, also_never: tuple[str, ...], workspace: Path
+) -> None:
+    exit_code, modules = loaded_by(args, workspace)
+    assert exit_code == code
+    assert modules & {*NEVER_WITHOUT_A_MODEL, *also_never} == set()
+
+
+def test_run_loads_the_sdk_parser_and_git_only_when_it_needs_them(workspace: Path) -> None:
+    """Loading the `run` command must leave the SDK to `make_model`, bashlex to the first shell
+    command and GitPython to the start snapshot (taken while the first request is on its way)."""
+    probe = "import json, sys, agentcli.ui.run; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    modules = {name.partition(".")[0] for name in json.loads(done.stdout)}
+    assert modules & {*NEVER_WITHOUT_A_MODEL, "git", "rich"} == set()
+    assert "agentcli" in modules
