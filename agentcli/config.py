@@ -51,9 +51,46 @@ class FileConfig:
     """Scalar settings, top-level and per table (e.g. `model`, `acceptance.commands`)."""
     rules: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in RULE_KEYS})
     sources: list[Path] = field(default_factory=list)
+    origins: dict[str, Path] = field(default_factory=dict)
+    """The file each value in `values` came from (for error messages)."""
 
     def get(self, dotted: str, default: Any = None) -> Any:
         return self.values.get(dotted, default)
+
+    def string(self, dotted: str) -> str | None:
+        """A text setting, or None when unset."""
+        value = self.values.get(dotted)
+        if value is not None and not isinstance(value, str):
+            raise self._wrong_type(dotted, "a string")
+        return value
+
+    def strings(self, dotted: str) -> list[str]:
+        """A list-of-text setting (empty when unset)."""
+        value = self.values.get(dotted, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self._wrong_type(dotted, "a list of strings")
+        return value
+
+    def integer(self, dotted: str, default: int, *, minimum: int = 0) -> int:
+        """A whole-number setting of at least `minimum`."""
+        value = self.values.get(dotted, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self._wrong_type(dotted, f"a whole number of at least {minimum}")
+        return value
+
+    def number(self, dotted: str, default: float) -> float:
+        """A positive number setting (integer or float)."""
+        value = self.values.get(dotted, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise self._wrong_type(dotted, "a positive number")
+        return float(value)
+
+    def _wrong_type(self, dotted: str, expected: str) -> UsageError:
+        where = self.origins.get(dotted)
+        return UsageError(
+            f"{where or 'config'}: `{dotted}` must be {expected} (got {self.values.get(dotted)!r})",
+            hint="fix the value in that file",
+        )
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -94,5 +131,6 @@ def load_file_config(workspace: Path) -> FileConfig:
                     raise UsageError(f"{path}: `{name}` must be a list of rule strings")
                 config.rules[key].extend(rules)
         config.values.update(flat)
+        config.origins.update(dict.fromkeys(flat, path))
         config.sources.append(path)
     return config

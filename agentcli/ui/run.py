@@ -135,14 +135,16 @@ def build_manager(
         options.model
         or os.environ.get("AGENTCLI_MODEL")
         or (resumed.model if resumed else None)
-        or files.get("model")
+        or files.string("model")
         or DEFAULT_MODEL
     )
+    mode_name = options.permission_mode or files.string("permission_mode") or "default"
     try:
-        mode = PermissionMode(options.permission_mode or files.get("permission_mode", "default"))
+        mode = PermissionMode(mode_name)
     except ValueError as exc:
         raise UsageError(
-            f"unknown permission mode {options.permission_mode!r}",
+            f"unknown permission mode {mode_name!r}"
+            + ("" if options.permission_mode else f" (from {files.origins['permission_mode']})"),
             hint="one of " + ", ".join(m.value for m in PermissionMode),
         ) from exc
     permissions = build_permissions(
@@ -153,6 +155,10 @@ def build_manager(
     budget = build_budget(options, model_name)
     # Everything that can reject the invocation runs before the SDK import and the session.
     acceptance = build_acceptance(options, files, workspace, events)
+    convergence = ConvergenceSettings(
+        repeat_limit=files.integer("convergence.repeat_limit", 3, minimum=1),
+        failure_limit=files.integer("convergence.failure_limit", 3, minimum=1),
+    )
     model = model_factory(model_name)
     session = open_session(
         resumed,
@@ -180,10 +186,7 @@ def build_manager(
         budget=budget,
         loop_settings=LoopSettings(denial_limit=permissions.denial_limit),
         acceptance=acceptance,
-        convergence=ConvergenceSettings(
-            repeat_limit=int(files.get("convergence.repeat_limit", 3)),
-            failure_limit=int(files.get("convergence.failure_limit", 3)),
-        ),
+        convergence=convergence,
     )
 
 
@@ -191,13 +194,13 @@ def build_acceptance(
     options: RunOptions, files: FileConfig, workspace: Path, events: EventSink
 ) -> AcceptanceSettings:
     """Criteria are set before the work: flags, else `[acceptance] commands` in config."""
-    requested = options.accept or list(files.get("acceptance.commands", []))
+    requested = options.accept or files.strings("acceptance.commands")
     retries = options.accept_retries
     if retries is None:
-        retries = int(files.get("acceptance.retries", 3))
+        retries = files.integer("acceptance.retries", 3)
     if retries < 0:
         raise UsageError(f"--accept-retries must be 0 or more (got {retries})")
-    timeout_s = float(files.get("acceptance.timeout_s", 600))
+    timeout_s = files.number("acceptance.timeout_s", 600)
     return AcceptanceSettings(
         commands=resolve_commands(requested, workspace, events),
         retries=retries,
