@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agentcli.acceptance import (
     AcceptanceReport,
@@ -35,6 +35,8 @@ from agentcli.tasks import TaskResult, task_state_for
 from agentcli.tools.base import Tool, ToolContext
 from agentcli.tools.runtime import ToolRuntime
 from agentcli.usage import Budget
+
+T = TypeVar("T")
 
 
 @dataclass(kw_only=True)
@@ -109,7 +111,7 @@ class ConversationManager:
         try:
             outcome = await loop.run([*self.messages, request])
         finally:
-            start_snapshot = await asyncio.shield(start_task)
+            start_snapshot = await self._finishing(loop, asyncio.shield(start_task))
         report: AcceptanceReport | None = None
         rounds = 0
         while outcome.reason is TerminalReason.COMPLETED and self.acceptance.commands:
@@ -121,7 +123,7 @@ class ConversationManager:
             self.journal.message_appended(feedback)
             outcome = await loop.run([*outcome.messages, feedback])
         self.messages = outcome.messages
-        end_snapshot = await self._snapshot()
+        end_snapshot = await self._finishing(loop, self._snapshot())
         result = self._result(task_id, loop, outcome, time.monotonic() - started, report)
         if end_snapshot is not None:
             result.artifact_version = end_snapshot.version
@@ -143,14 +145,23 @@ class ConversationManager:
 
     async def _check(self, loop: QueryLoop) -> AcceptanceReport | None:
         """Run the checks; None if the task was cancelled while they ran."""
-        try:
-            return await run_acceptance(
+        return await self._finishing(
+            loop,
+            run_acceptance(
                 self.acceptance,
                 self.tool_context.workspace,
                 self.events,
                 sandbox=self.tool_context.sandbox,
                 spill_dir=self.tool_context.data_dir / "spill",
-            )
+            ),
+        )
+
+    @staticmethod
+    async def _finishing(loop: QueryLoop, work: Awaitable[T]) -> T | None:
+        """Await a step outside the loop (checks, snapshots). A cancel meanwhile marks the task
+        aborted and gives None, instead of escaping run_task before the task is recorded."""
+        try:
+            return await work
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None:
@@ -169,7 +180,7 @@ class ConversationManager:
         runtime = loop.runtime
         reason, error = outcome.reason, outcome.error
         if loop.aborted:
-            reason, error = TerminalReason.ABORTED, "cancelled while the acceptance checks ran"
+            reason, error = TerminalReason.ABORTED, "cancelled while the task was finishing"
         passed: bool | None = None
         if self.acceptance.commands and reason is TerminalReason.COMPLETED:
             passed = report is not None and report.passed

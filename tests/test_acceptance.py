@@ -22,7 +22,7 @@ from agentcli.acceptance import (
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import TerminalReason, UsageError
-from agentcli.events import Event, Notice
+from agentcli.events import Event, ModelResponded, Notice
 from agentcli.loop import Nudge, Stop
 from agentcli.permissions import NonInteractivePrompter, PermissionMode
 from agentcli.permissions.basic import ModePolicy
@@ -368,3 +368,28 @@ async def test_checks_without_any_artifact_version_cannot_succeed(workspace: Pat
     )
     assert report.evidence[0].passed and not report.passed
     assert "too many files" in report.summary()
+
+
+@pytest.mark.parametrize("commands", [(), ("true",)])
+async def test_cancel_after_the_model_ended_still_finishes_and_records_the_task(
+    workspace: Path, commands: tuple[str, ...]
+) -> None:
+    """A cancel that lands after the model's last response (while the task takes its final
+    snapshot, or just before its checks) aborts the task on the record instead of escaping
+    run_task and leaving the journal's task `running`."""
+    journal = MemoryJournal()
+    current: list[asyncio.Task[Any]] = []
+
+    def cancel_on_final_response(event: Event) -> None:
+        if isinstance(event, ModelResponded) and event.tool_calls == 0:
+            current[0].cancel()
+
+    conversation = manager(ScriptedModel([respond(text("done"))]), workspace, commands)
+    conversation.journal = journal
+    conversation.events = cancel_on_final_response
+    current.append(asyncio.create_task(conversation.run_task("do it")))
+    result = await current[0]
+    assert result.state is TaskState.ABORTED
+    assert result.reason is TerminalReason.ABORTED
+    assert result.task_id and journal.tasks[result.task_id]["state"] == "aborted"
+    assert conversation.messages[-1].text == "done"
