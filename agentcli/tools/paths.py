@@ -20,18 +20,19 @@ def resolve_confined(raw: str, workspace: Path, extra_roots: Iterable[Path] = ()
     whose target is outside all count."""
     if not raw or "\x00" in raw:
         raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"invalid path {raw!r}")
-    candidate = Path(raw).expanduser() if raw.startswith("~") else Path(raw)
-    if not candidate.is_absolute():
-        candidate = workspace / candidate
-    real = Path(os.path.realpath(candidate))
-    roots = confinement_roots(workspace, extra_roots)
-    if not any(real == root or root in real.parents for root in roots):
+    # Strings, not pathlib: this runs for every file tool call (twice for a read), and building
+    # Path objects (and walking `.parents`) cost as much as the system calls themselves.
+    candidate = str(Path(raw).expanduser()) if raw.startswith("~") else raw
+    # An absolute candidate replaces the workspace, as with Path's `/`.
+    real = os.path.realpath(os.path.join(workspace, candidate))  # noqa: PTH118
+    roots = [os.path.realpath(workspace), *(os.path.realpath(r) for r in extra_roots)]
+    if not any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots):
         raise ToolError(
             ToolErrorKind.PERMISSION_DENIED,
             f"{raw} resolves to {real}, which is outside the workspace {roots[0]}; "
             "file tools only work inside the workspace",
         )
-    return real
+    return Path(real)
 
 
 def display_path(path: Path, workspace: Path) -> str:

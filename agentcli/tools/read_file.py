@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.tools.base import (
@@ -53,6 +53,7 @@ class ReadFileInput(ToolInput):
         le=10_000,
         description=f"Maximum number of lines to return (default {DEFAULT_LIMIT}).",
     )
+    _checked: Path | None = PrivateAttr(default=None)
 
 
 class ReadFile(Tool[ReadFileInput]):
@@ -74,15 +75,23 @@ class ReadFile(Tool[ReadFileInput]):
         # is told to read with this tool.
         return resolve_confined(args.path, ctx.workspace, (*ctx.extra_dirs, ctx.data_dir))
 
+    def _checked_path(self, args: ReadFileInput, ctx: ToolContext) -> Path:
+        # validate, permission_target and resources run back to back before permission is
+        # asked: one resolution serves all three (it is most of a read's overhead). `call`
+        # resolves again, as a link may have changed while the user was being asked.
+        if args._checked is None:
+            args._checked = self._path(args, ctx)
+        return args._checked
+
     def validate(self, args: ReadFileInput, ctx: ToolContext) -> None:
-        self._path(args, ctx)
+        self._checked_path(args, ctx)
 
     def permission_target(self, args: ReadFileInput, ctx: ToolContext) -> PermissionTarget:
-        rel = display_path(self._path(args, ctx), ctx.workspace)
+        rel = display_path(self._checked_path(args, ctx), ctx.workspace)
         return PermissionTarget(rule_class="read", subject=rel, summary=f"read {rel}")
 
     def resources(self, args: ReadFileInput, ctx: ToolContext) -> Resources:
-        return Resources(reads=frozenset({file_resource(self._path(args, ctx))}))
+        return Resources(reads=frozenset({file_resource(self._checked_path(args, ctx))}))
 
     async def call(self, args: ReadFileInput, ctx: ToolContext) -> ToolOutput:
         path = self._path(args, ctx)
