@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from agentcli.config import data_home
+from agentcli.errors import UsageError
 
 JOURNAL_FILE = "journal.sqlite3"
 
@@ -129,14 +130,20 @@ def journal_path() -> Path:
 def connect(path: Path | None = None) -> sqlite3.Connection:
     """Open (creating and migrating as needed) the journal database."""
     path = path or journal_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Autocommit: every statement outside an explicit BEGIN is its own durable transaction.
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA foreign_keys=ON")
-    migrate(conn)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit: every statement outside an explicit BEGIN is its own durable transaction.
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        migrate(conn)
+    except (OSError, sqlite3.Error) as exc:
+        raise UsageError(
+            f"cannot open the journal {path}: {exc}",
+            hint="AGENTCLI_HOME (or the user data directory) must be a writable directory",
+        ) from exc
     return conn
 
 

@@ -197,4 +197,11 @@ def run_app(args: list[str]) -> int:
         if exc.hint:
             sys.stderr.write(f"  hint: {exc.hint}\n")
         return 2
+    except Exception as exc:  # a bug: one line for the user, the traceback in a log file
+        from agentcli.ui.errorlog import log_internal_error
+
+        log = log_internal_error(exc)
+        where = f" (details in {log})" if log is not None else ""
+        sys.stderr.write(f"agentcli: internal error: {type(exc).__name__}: {exc}{where}\n")
+        return 1
     return 0

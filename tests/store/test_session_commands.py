@@ -122,3 +122,28 @@ def test_session_commands_never_import_the_model_sdk(conn: Any, workspace: Path)
     )
     # undo has nothing to undo here (exit 1); every command ran in-process.
     assert done.stdout.strip() == "[0, 0, 0, 0, 1] False"
+
+
+def test_a_journal_path_that_is_not_a_directory_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("")
+    monkeypatch.setenv("AGENTCLI_HOME", str(not_a_dir))
+    assert run_app(["sessions", "list", "--all"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot open the journal" in err and "AGENTCLI_HOME" in err
+    assert "Traceback" not in err
+
+
+def test_an_internal_error_is_one_line_and_a_log_not_a_traceback(
+    conn: Any, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_session(conn, "01BAD", workspace)
+    conn.execute("UPDATE sessions SET settings = 'not json' WHERE id = '01BAD'")
+    assert run_app(["sessions", "list", "--all"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("agentcli: internal error: JSONDecodeError")
+    assert len(err.strip().splitlines()) == 1
+    log = Path(os.environ["AGENTCLI_HOME"]) / "errors.log"
+    assert "Traceback" in log.read_text() and str(log) in err

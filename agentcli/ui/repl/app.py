@@ -18,7 +18,6 @@ import contextlib
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -360,15 +359,10 @@ class Repl:
 
     def _internal_error(self, exc: BaseException) -> None:
         """A bug, not a task outcome: one line for the user, the traceback in a log file."""
-        log = data_home() / ERROR_LOG
-        where = ""
-        try:
-            log.parent.mkdir(parents=True, exist_ok=True)
-            with log.open("a", encoding="utf-8") as handle:
-                handle.write("".join(traceback.format_exception(exc)) + "\n")
-            where = f" (details in {log})"
-        except OSError:
-            pass
+        from agentcli.ui.errorlog import log_internal_error
+
+        log = log_internal_error(exc, ERROR_LOG)
+        where = f" (details in {log})" if log is not None else ""
         self.error(f"internal error: {type(exc).__name__}: {exc}{where}")
 
     # -- signals ---------------------------------------------------------------------------

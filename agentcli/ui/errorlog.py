@@ -1,0 +1,22 @@
+"""Where internal errors (bugs, not task outcomes) go: the user sees one line, the traceback is
+appended to a log file in the data directory."""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+from agentcli.config import data_home
+
+
+def log_internal_error(exc: BaseException, name: str = "errors.log") -> Path | None:
+    """Append `exc`'s traceback to `<data home>/<name>`; the log's path, or None if it could not
+    be written."""
+    try:
+        log = data_home() / name
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write("".join(traceback.format_exception(exc)) + "\n")
+    except OSError:
+        return None
+    return log
