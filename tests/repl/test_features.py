@@ -120,3 +120,20 @@ async def test_tools_lists_the_builtin_tools(workspace: Path) -> None:
     for name in ("read_file", "write_file", "edit_file", "shell", "grep", "glob"):
         assert f"  {name}" in out
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+async def test_a_failing_command_is_reported_and_the_repl_goes_on(workspace: Path) -> None:
+    conn = connect()
+    conn.execute(
+        "INSERT INTO sessions (id, workspace, model, settings, created_at, updated_at) "
+        "VALUES ('01BROKEN', ?, 'm', 'not json', 0, 0)",
+        (str(workspace),),
+    )
+    conn.execute(
+        "INSERT INTO messages (session_id, seq, role, content, created_at) "
+        "VALUES ('01BROKEN', 0, 'user', '[]', 0)"
+    )
+    out, _ = await session(workspace, ScriptedModel([]), "/sessions\r" + "/help\r" + "/exit\r")
+    assert "internal error: JSONDecodeError" in out
+    assert "Show commands and keys." in out  # /help still ran after the failure
+    assert "Traceback" not in out

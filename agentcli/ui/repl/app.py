@@ -120,6 +120,9 @@ class Repl:
     def error(self, message: str) -> None:
         self.console.print(Text(f"  {message}", style="red"))
 
+    def usage_error(self, exc: UsageError) -> None:
+        self.error(f"error: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
+
     def _retire(self, model: object) -> None:
         """A model client no longer used; its connections are closed when the REPL exits."""
         self._retired.append(model)
@@ -177,8 +180,7 @@ class Repl:
         try:
             resume_into(manager, session_id, self._view)
         except UsageError as exc:
-            hint = f" ({exc.hint})" if exc.hint else ""
-            self.error(f"error: {exc.message}{hint}")
+            self.usage_error(exc)
             return None
         self._record_setting(model=self.status.model, permission_mode=self.status.mode)
         self.last_result = None
@@ -191,8 +193,7 @@ class Repl:
             try:
                 self._manager = await self._build_manager()
             except UsageError as exc:
-                hint = f" ({exc.hint})" if exc.hint else ""
-                self.error(f"error: {exc.message}{hint}")
+                self.usage_error(exc)
                 return None
         return self._manager
 
@@ -283,7 +284,12 @@ class Repl:
             return
         parsed = commands.parse(line)
         if parsed is not None:
-            await commands.dispatch(self, *parsed)
+            try:
+                await commands.dispatch(self, *parsed)
+            except UsageError as exc:
+                self.usage_error(exc)
+            except Exception as exc:  # a broken command must not end the REPL
+                self._internal_error(exc)
         else:
             await self.run_task(line.strip())
         self.console.print()
