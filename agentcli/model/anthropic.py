@@ -85,14 +85,18 @@ def build_request_params(model: str, request: ModelRequest) -> dict[str, Any]:
     """The JSON body of a Messages API request, with prompt-cache breakpoints.
 
     Breakpoints: the tool definitions, the system prompt, and the last block of the latest user
-    turn, so each turn reads everything before it from the cache.
+    turn (the last message, or the one before a paused assistant turn that is being continued),
+    so each turn reads everything before it from the cache. That is 3 of the 4 the API allows:
+    any `cache_control` already in the history (an imported or hand-edited session) is dropped.
     """
-    messages = [m.to_wire() for m in request.messages]
-    if messages and messages[-1]["role"] == "user" and messages[-1]["content"]:
-        last = messages[-1]
-        content = list(last["content"])
+    messages = [_without_breakpoints(m.to_wire()) for m in request.messages]
+    latest_user = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), None
+    )
+    if latest_user is not None and messages[latest_user]["content"]:
+        content = list(messages[latest_user]["content"])
         content[-1] = {**copy.copy(content[-1]), "cache_control": EPHEMERAL}
-        messages[-1] = {"role": "user", "content": content}
+        messages[latest_user] = {"role": "user", "content": content}
     params: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
@@ -106,6 +110,14 @@ def build_request_params(model: str, request: ModelRequest) -> dict[str, Any]:
         tools[-1] = {**tools[-1], "cache_control": EPHEMERAL}
         params["tools"] = tools
     return params
+
+
+def _without_breakpoints(message: JsonObject) -> JsonObject:
+    content = message["content"]
+    if not any("cache_control" in block for block in content):
+        return message
+    plain = [{k: v for k, v in block.items() if k != "cache_control"} for block in content]
+    return {**message, "content": plain}
 
 
 def _map_api_error(exc: anthropic.APIError) -> Exception:
