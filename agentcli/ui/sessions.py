@@ -248,4 +248,6 @@ def resume_into(
     manager.journal = opened.journal
     manager.messages = opened.messages
     manager.tool_context.data_dir = data_home() / "sessions" / opened.session_id
+    # The stale-read guard is per conversation: what the old one read, this one has not seen.
+    manager.tool_context.read_hashes.clear()
     return opened

@@ -137,3 +137,23 @@ async def test_a_failing_command_is_reported_and_the_repl_goes_on(workspace: Pat
     assert "internal error: JSONDecodeError" in out
     assert "Show commands and keys." in out  # /help still ran after the failure
     assert "Traceback" not in out
+
+
+async def test_resume_forgets_what_the_previous_session_read(workspace: Path) -> None:
+    """The stale-read guard is per session: a file read before `/resume` was not read by the
+    resumed conversation, so overwriting it there is a conflict, not a blind write."""
+    (workspace / "notes.txt").write_text("keep me\n")
+    _, earlier = await session(workspace, ScriptedModel([respond(text("hi"))]), "hello\r/exit\r")
+    model = ScriptedModel(
+        [
+            respond(tool_use("read_file", {"path": "notes.txt"})),
+            respond(text("read it")),
+            respond(tool_use("write_file", {"path": "notes.txt", "content": "gone\n"})),
+            respond(text("done")),
+        ]
+    )
+    keys = f"read notes\r/mode accept-edits\r/resume {earlier.session_id}\roverwrite notes\r/exit\r"
+    await session(workspace, model, keys)
+    assert (workspace / "notes.txt").read_text() == "keep me\n"
+    result = model.requests[3].messages[-1].tool_results[0]
+    assert result.is_error and "has not been read in this session" in result.content
