@@ -1,0 +1,124 @@
+"""What every request costs before the conversation starts, and how a long session grows.
+
+- The fixed prompt: the system prompt (for a workspace without AGENTS.md) and the tool
+  definitions exactly as `build_request_params` sends them, in estimated tokens, next to the
+  anchors: Claude Code's fixed prompt is ~15-20k tokens, mini-swe-agent's ~1k.
+- The tool-result cap (30 000 characters) in tokens, and how many full-cap results fill a
+  200k-token context window.
+- A long task's input cost with the prompt-cache breakpoints we send vs without caching.
+
+Token estimates: Claude's tokenizer is not public and counting needs the network, so characters
+are divided by 3.5 (Anthropic's rule of thumb for English text; JSON schemas, with their quotes
+and braces, come out at about the same ratio in BPE tokenizers, so this errs high rather than
+low), with characters / 4 as the low end. Tool use also adds a fixed system prompt of its own,
+which Anthropic documents as 346 tokens for current models (tool_choice auto).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from agentcli.instructions import system_prompt
+from agentcli.model import ModelRequest
+from agentcli.tools.builtin import builtin_tools
+from agentcli.tools.output import DEFAULT_OUTPUT_CAP
+from agentcli.usage import Usage, price_for
+
+CHARS_PER_TOKEN = 3.5
+LOW_CHARS_PER_TOKEN = 4.0
+TOOL_USE_SYSTEM_TOKENS = 346
+CONTEXT_WINDOW = 200_000
+MODEL = "claude-sonnet-4-5"
+
+
+def tokens(chars: int, per_token: float = CHARS_PER_TOKEN) -> int:
+    return round(chars / per_token)
+
+
+def fixed_prompt() -> tuple[int, int, dict[str, int]]:
+    """(system prompt chars, tool definitions chars, chars per tool) as sent on the wire."""
+    from agentcli.model.anthropic import build_request_params
+
+    with tempfile.TemporaryDirectory(prefix="agentcli-bench-cost-") as tmp:
+        system = system_prompt(Path(tmp))
+    tools = [tool.spec() for tool in builtin_tools()]
+    body = build_request_params(MODEL, ModelRequest(system=system, messages=[], tools=tools))
+    system_chars = sum(len(block["text"]) for block in body["system"])
+    per_tool = {
+        tool["name"]: len(json.dumps(_without_cache_control(tool), separators=(",", ":")))
+        for tool in body["tools"]
+    }
+    return system_chars, sum(per_tool.values()), per_tool
+
+
+def _without_cache_control(tool: dict[str, object]) -> dict[str, object]:
+    return {key: value for key, value in tool.items() if key != "cache_control"}
+
+
+def session_cost(
+    fixed_tokens: int, turns: int, result_tokens: int, output_tokens: int = 300
+) -> tuple[float, float]:
+    """USD of a `turns`-turn task (one tool result per turn) with our breakpoints, and
+    without caching. With them, each request reads everything up to the previous request's
+    latest user turn from the cache and writes what is new since (the last response and the
+    results that answer it)."""
+    price = price_for(MODEL)
+    assert price is not None
+    cached, uncached = Usage(), Usage()
+    history = 0  # tokens of the conversation after the fixed prompt
+    for turn in range(turns):
+        new = result_tokens + (output_tokens if turn else 0)
+        prefix = fixed_tokens + history
+        read = prefix if turn else 0
+        cached = cached + Usage(
+            cache_read_input_tokens=read,
+            cache_creation_input_tokens=new if turn else prefix + new,
+            output_tokens=output_tokens,
+        )
+        uncached = uncached + Usage(input_tokens=prefix + new, output_tokens=output_tokens)
+        history += new
+    return price.cost(cached), price.cost(uncached)
+
+
+def run() -> list[tuple[str, str]]:
+    system_chars, tool_chars, per_tool = fixed_prompt()
+    total_chars = system_chars + tool_chars
+    total = tokens(total_chars) + TOOL_USE_SYSTEM_TOKENS
+    low = tokens(total_chars, LOW_CHARS_PER_TOKEN) + TOOL_USE_SYSTEM_TOKENS
+    cap_tokens = tokens(DEFAULT_OUTPUT_CAP)
+    rows = [
+        ("fixed prompt: system prompt", f"{system_chars} chars ≈ {tokens(system_chars)} tokens"),
+        (
+            f"fixed prompt: {len(per_tool)} tool definitions",
+            f"{tool_chars} chars ≈ {tokens(tool_chars)} tokens "
+            f"(+{TOOL_USE_SYSTEM_TOKENS} tool-use system prompt); "
+            + ", ".join(f"{name} {tokens(chars)}" for name, chars in per_tool.items()),
+        ),
+        (
+            "fixed prompt: total",
+            f"≈ {total / 1000:.1f}k tokens ({low / 1000:.1f}k at 4 chars/token); "
+            "anchors: Claude Code ~15-20k, mini-swe-agent ~1k",
+        ),
+        (
+            f"tool result cap ({DEFAULT_OUTPUT_CAP} chars)",
+            f"≈ {cap_tokens / 1000:.1f}k tokens; {CONTEXT_WINDOW // cap_tokens} full-cap results "
+            f"fill a {CONTEXT_WINDOW // 1000}k context",
+        ),
+    ]
+    for turns, result_chars in ((50, 2_000), (50, 8_000)):
+        cached, uncached = session_cost(total, turns, tokens(result_chars))
+        rows.append(
+            (
+                f"input+output cost, {turns} turns of {result_chars}-char results ({MODEL})",
+                f"${cached:.2f} with our cache breakpoints, ${uncached:.2f} without "
+                f"({uncached / cached:.1f}x)",
+            )
+        )
+    return rows
+
+
+if __name__ == "__main__":
+    for name, value in run():
+        print(f"{name:64} {value}")
