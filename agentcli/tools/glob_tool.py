@@ -11,19 +11,11 @@ from pathlib import Path
 from pydantic import Field
 
 from agentcli.errors import ToolError, ToolErrorKind
-from agentcli.tools.base import (
-    PermissionTarget,
-    Resources,
-    Risk,
-    Tool,
-    ToolContext,
-    ToolInput,
-    ToolOutput,
-    tree_resource,
-)
+from agentcli.tools.base import ToolContext, ToolOutput
 from agentcli.tools.output import NOTICE_ROOM, new_spill_path, read_on, save_spill
-from agentcli.tools.paths import display_path, resolve_confined
-from agentcli.tools.ripgrep import find_rg, run_rg
+from agentcli.tools.paths import display_path
+from agentcli.tools.ripgrep import run_rg
+from agentcli.tools.search import SearchInput, SearchTool, names_hidden, search_root
 from agentcli.tools.search_fallback import (
     FALLBACK_NOTE,
     glob_matches,
@@ -34,7 +26,7 @@ from agentcli.tools.search_fallback import (
 MAX_GLOB_RESULTS = 1000
 
 
-class GlobInput(ToolInput):
+class GlobInput(SearchInput):
     pattern: str = Field(
         min_length=1,
         description="Glob pattern, .gitignore style: `*.py` matches at any depth, `src/*.py` "
@@ -47,21 +39,7 @@ class GlobInput(ToolInput):
     )
 
 
-def search_root(raw: str | None, ctx: ToolContext) -> Path:
-    return resolve_confined(raw or ".", ctx.workspace, ctx.extra_dirs)
-
-
-def names_hidden(*parts: str | None) -> bool:
-    """Whether a pattern or path explicitly names a hidden file or directory."""
-    return any(
-        segment.startswith(".") and segment not in (".", "..")
-        for part in parts
-        if part
-        for segment in part.replace("\\", "/").split("/")
-    )
-
-
-class Glob(Tool[GlobInput]):
+class Glob(SearchTool[GlobInput]):
     name = "glob"
     description = (
         "List files whose path matches a glob pattern, most recently modified first. Files "
@@ -71,11 +49,6 @@ class Glob(Tool[GlobInput]):
         "relative to the workspace root. Read-only."
     )
     input_model = GlobInput
-    risk = Risk.READ
-
-    def __init__(self, *, rg_binary: str | None = None, use_rg: bool = True) -> None:
-        self._rg_binary = rg_binary
-        self._use_rg = use_rg
 
     def validate(self, args: GlobInput, ctx: ToolContext) -> None:
         root = search_root(args.path, ctx)
@@ -92,20 +65,14 @@ class Glob(Tool[GlobInput]):
                 "pattern; give the pattern of the files you want",
             )
 
-    def permission_target(self, args: GlobInput, ctx: ToolContext) -> PermissionTarget:
-        rel = display_path(search_root(args.path, ctx), ctx.workspace)
-        return PermissionTarget(
-            rule_class="read", subject=rel, summary=f"list {args.pattern} in {rel}"
-        )
-
-    def resources(self, args: GlobInput, ctx: ToolContext) -> Resources:
-        return Resources(reads=frozenset({tree_resource(search_root(args.path, ctx))}))
+    def summary(self, args: GlobInput, shown_root: str) -> str:
+        return f"list {args.pattern} in {shown_root}"
 
     async def call(self, args: GlobInput, ctx: ToolContext) -> ToolOutput:
         root = search_root(args.path, ctx)
         pattern = self._relative_pattern(args.pattern, root)
         hidden = names_hidden(pattern)
-        rg = (self._rg_binary or find_rg()) if self._use_rg else None
+        rg = self.rg()
         if rg is not None:
             flags = ["--files", "--glob", pattern]
             if hidden:

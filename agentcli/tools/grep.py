@@ -16,20 +16,11 @@ from typing import Literal
 from pydantic import Field
 
 from agentcli.errors import ToolError, ToolErrorKind
-from agentcli.tools.base import (
-    PermissionTarget,
-    Resources,
-    Risk,
-    Tool,
-    ToolContext,
-    ToolInput,
-    ToolOutput,
-    tree_resource,
-)
-from agentcli.tools.glob_tool import names_hidden
+from agentcli.tools.base import ToolContext, ToolOutput
 from agentcli.tools.output import NOTICE_ROOM, new_spill_path, read_on, save_spill
-from agentcli.tools.paths import display_path, resolve_confined
-from agentcli.tools.ripgrep import RgResult, find_rg, run_rg
+from agentcli.tools.paths import display_path
+from agentcli.tools.ripgrep import RgResult, run_rg
+from agentcli.tools.search import SearchInput, SearchTool, names_hidden, search_root
 from agentcli.tools.search_fallback import (
     FALLBACK_NOTE,
     glob_matches,
@@ -43,7 +34,7 @@ _MATCH_LINE = re.compile(r"\d+:")
 OutputMode = Literal["files_with_matches", "content", "count"]
 
 
-class GrepInput(ToolInput):
+class GrepInput(SearchInput):
     pattern: str = Field(
         min_length=1,
         description="Regular expression (Rust regex syntax, as ripgrep: escape `(`, `[`, `.` "
@@ -83,7 +74,7 @@ class FileHits:
     """Content mode: `N:text` for matches, `N-text` for context, `--` between groups."""
 
 
-class Grep(Tool[GrepInput]):
+class Grep(SearchTool[GrepInput]):
     name = "grep"
     description = (
         "Search file contents with a regular expression (ripgrep). Respects .gitignore and "
@@ -95,17 +86,9 @@ class Grep(Tool[GrepInput]):
         "an error, not as no matches. Read-only."
     )
     input_model = GrepInput
-    risk = Risk.READ
-
-    def __init__(self, *, rg_binary: str | None = None, use_rg: bool = True) -> None:
-        self._rg_binary = rg_binary
-        self._use_rg = use_rg
-
-    def _target(self, args: GrepInput, ctx: ToolContext) -> Path:
-        return resolve_confined(args.path or ".", ctx.workspace, ctx.extra_dirs)
 
     def validate(self, args: GrepInput, ctx: ToolContext) -> None:
-        if not self._target(args, ctx).exists():
+        if not search_root(args.path, ctx).exists():
             raise ToolError(ToolErrorKind.NOT_FOUND, f"path {args.path} does not exist")
         if args.context is not None and args.output_mode != "content":
             raise ToolError(
@@ -113,21 +96,15 @@ class Grep(Tool[GrepInput]):
                 "field 'context' only applies to output_mode='content'",
             )
 
-    def permission_target(self, args: GrepInput, ctx: ToolContext) -> PermissionTarget:
-        rel = display_path(self._target(args, ctx), ctx.workspace)
-        return PermissionTarget(
-            rule_class="read", subject=rel, summary=f"search {args.pattern!r} in {rel}"
-        )
-
-    def resources(self, args: GrepInput, ctx: ToolContext) -> Resources:
-        return Resources(reads=frozenset({tree_resource(self._target(args, ctx))}))
+    def summary(self, args: GrepInput, shown_root: str) -> str:
+        return f"search {args.pattern!r} in {shown_root}"
 
     async def call(self, args: GrepInput, ctx: ToolContext) -> ToolOutput:
-        target = self._target(args, ctx)
+        target = search_root(args.path, ctx)
         cwd, arg = (target, ".") if target.is_dir() else (target.parent, target.name)
         shown_cwd = display_path(cwd, ctx.workspace)
         prefix = "" if shown_cwd == "." else f"{shown_cwd}/"
-        rg = (self._rg_binary or find_rg()) if self._use_rg else None
+        rg = self.rg()
         if rg is not None:
             result = await run_rg(rg, _rg_flags(args, arg), cwd=cwd)
             hits, note = _parse_rg(result, args.output_mode, prefix), _rg_note(result)
