@@ -80,6 +80,11 @@ async def stop_group(proc: asyncio.subprocess.Process) -> None:
         _signal_group(pgid, signal.SIGKILL)
     with contextlib.suppress(TimeoutError):
         await _leader_exit(proc, None, EOF_WAIT_S)
+    # SIGKILL is delivered asynchronously; on a loaded machine a member can still be running
+    # for a moment. Return only once the whole group is really gone (bounded).
+    deadline = time.monotonic() + EOF_WAIT_S
+    while group_alive(pgid) and time.monotonic() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(_POLL_S)
 
 
 async def _leader_exit(
