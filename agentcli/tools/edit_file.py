@@ -7,22 +7,15 @@ atomically; the file's encoding and line endings are kept.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from agentcli.errors import ToolError, ToolErrorKind
-from agentcli.tools.base import (
-    PermissionTarget,
-    Resources,
-    Risk,
-    Tool,
-    ToolContext,
-    ToolInput,
-    ToolOutput,
-    file_resource,
-)
+from agentcli.tools.base import ToolContext, ToolOutput
 from agentcli.tools.edit_match import Edit, apply_edit, small_diff
+from agentcli.tools.file_write import FileWriteInput, FileWriteTool, write_target
 from agentcli.tools.paths import confinement_roots, display_path
 from agentcli.tools.textfile import (
     WritePlan,
@@ -32,13 +25,9 @@ from agentcli.tools.textfile import (
     looks_binary,
     read_nofollow,
 )
-from agentcli.tools.write_file import write_permission, write_target
 
 
-class EditFileInput(ToolInput):
-    path: str = Field(
-        description="File path, relative to the workspace root (or absolute inside it)."
-    )
+class EditFileInput(FileWriteInput):
     old_string: str = Field(
         description="The exact text to replace, as it appears in the file (without read_file's "
         "line-number prefixes), including enough surrounding lines to match exactly once."
@@ -47,10 +36,14 @@ class EditFileInput(ToolInput):
     replace_all: bool = Field(
         default=False, description="Replace every occurrence instead of exactly one."
     )
-    _planned: tuple[WritePlan, Edit] | None = PrivateAttr(default=None)
 
 
-class EditFile(Tool[EditFileInput]):
+@dataclass(slots=True)
+class EditPlan(WritePlan):
+    edit: Edit
+
+
+class EditFile(FileWriteTool[EditFileInput, EditPlan]):
     name = "edit_file"
     description = (
         "Replace exact text in a file: `old_string` must occur exactly once (or set "
@@ -62,10 +55,12 @@ class EditFile(Tool[EditFileInput]):
         "workspace only."
     )
     input_model = EditFileInput
-    risk = Risk.WRITE
+
+    def verb(self, path: Path) -> str:
+        return "edit"
 
     def validate(self, args: EditFileInput, ctx: ToolContext) -> None:
-        write_target(args.path, ctx)
+        super().validate(args, ctx)
         if not args.old_string:
             raise ToolError(
                 ToolErrorKind.INVALID_ARGUMENTS,
@@ -78,27 +73,17 @@ class EditFile(Tool[EditFileInput]):
                 "old_string and new_string are identical; there is nothing to change",
             )
 
-    def permission_target(self, args: EditFileInput, ctx: ToolContext) -> PermissionTarget:
-        return write_permission(write_target(args.path, ctx), ctx, "edit")
-
-    def resources(self, args: EditFileInput, ctx: ToolContext) -> Resources:
-        return Resources(writes=frozenset({file_resource(write_target(args.path, ctx))}))
-
     def preview(self, args: EditFileInput, ctx: ToolContext) -> str:
         try:
-            plan, _ = self._plan(args, ctx, check=False)
+            plan = self.plan(args, ctx, check=False)
         except ToolError as exc:
             return f"(the edit does not apply to the current file: {exc.message})"
         assert plan.before is not None
         return small_diff(decode(plan.before).text, decode(plan.after).text, plan.shown)
 
-    def pre_state(self, args: EditFileInput, ctx: ToolContext) -> dict[str, Any]:
-        args._planned = self._plan(args, ctx, check=True)
-        return args._planned[0].pre_state()
-
     async def call(self, args: EditFileInput, ctx: ToolContext) -> ToolOutput:
-        planned, args._planned = args._planned or self._plan(args, ctx, check=True), None
-        plan, edit = planned
+        plan = self.planned(args, ctx)
+        edit = plan.edit
         commit(plan, ctx, confinement_roots(ctx.workspace, ctx.extra_dirs))
         assert plan.before is not None
         diff = small_diff(decode(plan.before).text, edit.text, plan.shown)
@@ -113,9 +98,7 @@ class EditFile(Tool[EditFileInput]):
             },
         )
 
-    def _plan(
-        self, args: EditFileInput, ctx: ToolContext, *, check: bool
-    ) -> tuple[WritePlan, Edit]:
+    def plan(self, args: EditFileInput, ctx: ToolContext, *, check: bool) -> EditPlan:
         path = write_target(args.path, ctx)
         shown = display_path(path, ctx.workspace)
         before = read_nofollow(path)
@@ -140,4 +123,4 @@ class EditFile(Tool[EditFileInput]):
             shown=shown,
         )
         after = content.encode(edit.text, shown)
-        return WritePlan(path=path, shown=shown, before=before, after=after), edit
+        return EditPlan(path=path, shown=shown, before=before, after=after, edit=edit)

@@ -8,24 +8,14 @@ and after), refused if the file changed since it was read, and done atomically t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
-from agentcli.errors import ToolError, ToolErrorKind
-from agentcli.tools.base import (
-    PermissionTarget,
-    Resources,
-    Risk,
-    Tool,
-    ToolContext,
-    ToolInput,
-    ToolOutput,
-    file_resource,
-)
+from agentcli.tools.base import ToolContext, ToolOutput
 from agentcli.tools.edit_match import small_diff
+from agentcli.tools.file_write import FileWriteInput, FileWriteTool, write_target
 from agentcli.tools.output import count_lines
-from agentcli.tools.paths import confinement_roots, display_path, resolve_confined
+from agentcli.tools.paths import confinement_roots, display_path
 from agentcli.tools.textfile import (
     TextContent,
     WritePlan,
@@ -38,28 +28,11 @@ from agentcli.tools.textfile import (
 )
 
 
-class WriteFileInput(ToolInput):
-    path: str = Field(
-        description="File path, relative to the workspace root (or absolute inside it)."
-    )
+class WriteFileInput(FileWriteInput):
     content: str = Field(description="The complete new content of the file.")
-    _plan: WritePlan | None = PrivateAttr(default=None)
 
 
-def write_target(raw: str, ctx: ToolContext) -> Path:
-    """The resolved path a write tool may write (workspace and added directories only)."""
-    path = resolve_confined(raw, ctx.workspace, ctx.extra_dirs)
-    if path.is_dir():
-        raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"{raw} is a directory, not a file")
-    return path
-
-
-def write_permission(path: Path, ctx: ToolContext, verb: str) -> PermissionTarget:
-    rel = display_path(path, ctx.workspace)
-    return PermissionTarget(rule_class="write", subject=rel, summary=f"{verb} {rel}")
-
-
-class WriteFile(Tool[WriteFileInput]):
+class WriteFile(FileWriteTool[WriteFileInput, WritePlan]):
     name = "write_file"
     description = (
         "Create a file with the given content, or overwrite an existing one. Parent "
@@ -70,30 +43,18 @@ class WriteFile(Tool[WriteFileInput]):
         "Writes to the workspace only."
     )
     input_model = WriteFileInput
-    risk = Risk.WRITE
 
-    def validate(self, args: WriteFileInput, ctx: ToolContext) -> None:
-        write_target(args.path, ctx)
-
-    def permission_target(self, args: WriteFileInput, ctx: ToolContext) -> PermissionTarget:
-        path = write_target(args.path, ctx)
-        return write_permission(path, ctx, "overwrite" if path.exists() else "create")
-
-    def resources(self, args: WriteFileInput, ctx: ToolContext) -> Resources:
-        return Resources(writes=frozenset({file_resource(write_target(args.path, ctx))}))
+    def verb(self, path: Path) -> str:
+        return "overwrite" if path.exists() else "create"
 
     def preview(self, args: WriteFileInput, ctx: ToolContext) -> str:
-        plan = self._plan(args, ctx, check=False)
+        plan = self.plan(args, ctx, check=False)
         if plan.before is None:
             return f"create {plan.shown} ({count_lines(args.content)} lines)"
         return small_diff(decode(plan.before).text, decode(plan.after).text, plan.shown)
 
-    def pre_state(self, args: WriteFileInput, ctx: ToolContext) -> dict[str, Any]:
-        args._plan = self._plan(args, ctx, check=True)
-        return args._plan.pre_state()
-
     async def call(self, args: WriteFileInput, ctx: ToolContext) -> ToolOutput:
-        plan, args._plan = args._plan or self._plan(args, ctx, check=True), None
+        plan = self.planned(args, ctx)
         commit(plan, ctx, confinement_roots(ctx.workspace, ctx.extra_dirs))
         lines = count_lines(args.content)
         if plan.before is None:
@@ -106,7 +67,7 @@ class WriteFile(Tool[WriteFileInput]):
             source={"path": plan.shown, "bytes": len(plan.after), "created": plan.before is None},
         )
 
-    def _plan(self, args: WriteFileInput, ctx: ToolContext, *, check: bool) -> WritePlan:
+    def plan(self, args: WriteFileInput, ctx: ToolContext, *, check: bool) -> WritePlan:
         path = write_target(args.path, ctx)
         shown = display_path(path, ctx.workspace)
         before = read_nofollow(path)
