@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import enum
 import fnmatch
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agentcli.errors import UsageError
+from agentcli.globs import glob_to_regex
 
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _ALIASES = {"bash": "shell", "edit": "write"}
@@ -75,26 +77,9 @@ def parse_rule(text: str, source: str) -> Rule:
     return Rule(text=text.strip(), rule_class=rule_class, pattern=pattern, source=source)
 
 
+@functools.lru_cache(maxsize=256)
 def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out: list[str] = []
-    index = 0
-    while index < len(pattern):
-        if pattern.startswith("**/", index):
-            out.append("(?:.*/)?")
-            index += 3
-        elif pattern.startswith("**", index):
-            out.append(".*")
-            index += 2
-        elif pattern[index] == "*":
-            out.append("[^/]*")
-            index += 1
-        elif pattern[index] == "?":
-            out.append("[^/]")
-            index += 1
-        else:
-            out.append(re.escape(pattern[index]))
-            index += 1
-    return re.compile("".join(out), re.DOTALL)
+    return re.compile(glob_to_regex(pattern), re.DOTALL)
 
 
 def path_glob_matches(pattern: str, subject: str) -> bool:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from agentcli.globs import glob_to_regex
 from agentcli.tools.output import split_lines
 
 FALLBACK_NOTE = (
@@ -41,39 +42,8 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     """A regex for a .gitignore-style glob: without a `/` it matches a file name at any depth;
     `**` spans directories, `*` and `?` stay inside one, `{a,b}` is an alternative."""
     anchored = "/" in pattern.rstrip("/")
-    body = _translate(pattern.lstrip("/"))
+    body = glob_to_regex(pattern.lstrip("/"), extended=True)
     return re.compile(body if anchored else f"(?:.*/)?{body}")
-
-
-def _translate(pattern: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "{" and "}" in pattern[i:]:
-            end = pattern.index("}", i)
-            options = pattern[i + 1 : end].split(",")
-            out.append("(?:" + "|".join(_translate(o) for o in options) + ")")
-            i = end + 1
-        elif pattern[i] == "[" and "]" in pattern[i + 1 :]:
-            end = pattern.index("]", i + 1)
-            out.append("[" + pattern[i + 1 : end].replace("!", "^", 1) + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return "".join(out)
 
 
 def glob_matches(rel: str, pattern: str) -> bool:
