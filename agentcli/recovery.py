@@ -81,37 +81,40 @@ def file_hash(path: Path) -> str | None:
         return None
 
 
+NEVER_STARTED = (
+    f"[{ToolErrorKind.NOT_EXECUTED.value}] not executed: agentcli was interrupted before this "
+    "call started. Issue it again if it is still needed."
+)
+
+
+def _resolved(call: CallRow, status: CallStatus, text: str, note: str) -> Resolution:
+    return Resolution(call_id=call.call_id, name=call.name, status=status, text=text, note=note)
+
+
 def resolve_call(call: CallRow) -> Resolution:
     """Decide the final status of a call the journal left unfinished. Never runs anything."""
     if call.status is CallStatus.PROPOSED:
-        return Resolution(
-            call_id=call.call_id,
-            name=call.name,
-            status=CallStatus.NOT_EXECUTED,
-            text=f"[{ToolErrorKind.NOT_EXECUTED.value}] not executed: agentcli was interrupted "
-            "before this call started. Issue it again if it is still needed.",
-            note="never started (not executed)",
+        return _resolved(
+            call, CallStatus.NOT_EXECUTED, NEVER_STARTED, "never started (not executed)"
         )
     pre = call.pre_state or {}
     if "path" in pre and "post_hash" in pre:
         return _resolve_write(call, Path(str(pre["path"])), pre.get("pre_hash"), pre["post_hash"])
     if call.risk == "read":
-        return Resolution(
-            call_id=call.call_id,
-            name=call.name,
-            status=CallStatus.NOT_EXECUTED,
-            text=f"[{ToolErrorKind.NOT_EXECUTED.value}] {INTERRUPTED}; it only reads, so "
-            "nothing changed. Run it again if you need its result.",
-            note="read interrupted (nothing changed)",
+        return _resolved(
+            call,
+            CallStatus.NOT_EXECUTED,
+            f"[{ToolErrorKind.NOT_EXECUTED.value}] {INTERRUPTED}; it only reads, so nothing "
+            "changed. Run it again if you need its result.",
+            "read interrupted (nothing changed)",
         )
-    return Resolution(
-        call_id=call.call_id,
-        name=call.name,
-        status=CallStatus.OUTCOME_UNKNOWN,
-        text=f"[{ToolErrorKind.OUTCOME_UNKNOWN.value}] {INTERRUPTED}. Its outcome is unknown: "
-        "it may have run completely, partly or not at all, and its output was lost. It was "
-        "NOT re-run. Verify the current state before retrying it.",
-        note="outcome unknown (not re-run; verify before retrying)",
+    return _resolved(
+        call,
+        CallStatus.OUTCOME_UNKNOWN,
+        f"[{ToolErrorKind.OUTCOME_UNKNOWN.value}] {INTERRUPTED}. Its outcome is unknown: it may "
+        "have run completely, partly or not at all, and its output was lost. It was NOT re-run. "
+        "Verify the current state before retrying it.",
+        "outcome unknown (not re-run; verify before retrying)",
     )
 
 
@@ -119,32 +122,29 @@ def _resolve_write(call: CallRow, path: Path, pre_hash: object, post_hash: objec
     now = file_hash(path)
     shown = str(call.input.get("path", path))
     if now == post_hash:
-        return Resolution(
-            call_id=call.call_id,
-            name=call.name,
-            status=CallStatus.SUCCEEDED,
-            text=f"{INTERRUPTED}. Reconciled on resume: {shown} has exactly the content this "
-            "call was writing, so the write took effect.",
-            note=f"{shown}: the write took effect (reconciled)",
+        return _resolved(
+            call,
+            CallStatus.SUCCEEDED,
+            f"{INTERRUPTED}. Reconciled on resume: {shown} has exactly the content this call "
+            "was writing, so the write took effect.",
+            f"{shown}: the write took effect (reconciled)",
         )
     if now == pre_hash:
         before = "still does not exist" if pre_hash is None else "still has its previous content"
-        return Resolution(
-            call_id=call.call_id,
-            name=call.name,
-            status=CallStatus.NOT_EXECUTED,
-            text=f"[{ToolErrorKind.NOT_EXECUTED.value}] {INTERRUPTED}. Reconciled on resume: "
+        return _resolved(
+            call,
+            CallStatus.NOT_EXECUTED,
+            f"[{ToolErrorKind.NOT_EXECUTED.value}] {INTERRUPTED}. Reconciled on resume: "
             f"{shown} {before}, so the write did not take effect. Issue it again if needed.",
-            note=f"{shown}: the write did not take effect (reconciled)",
+            f"{shown}: the write did not take effect (reconciled)",
         )
-    return Resolution(
-        call_id=call.call_id,
-        name=call.name,
-        status=CallStatus.OUTCOME_UNKNOWN,
-        text=f"[{ToolErrorKind.OUTCOME_UNKNOWN.value}] {INTERRUPTED}. On resume {shown} has "
-        "neither its previous content nor the content this call was writing (it may be "
-        "partly written, or changed by someone else). Read it before doing anything else.",
-        note=f"{shown}: outcome unknown (the file matches neither before nor after)",
+    return _resolved(
+        call,
+        CallStatus.OUTCOME_UNKNOWN,
+        f"[{ToolErrorKind.OUTCOME_UNKNOWN.value}] {INTERRUPTED}. On resume {shown} has neither "
+        "its previous content nor the content this call was writing (it may be partly written, "
+        "or changed by someone else). Read it before doing anything else.",
+        f"{shown}: outcome unknown (the file matches neither before nor after)",
     )
 
 
@@ -233,14 +233,7 @@ def _results_for(
                 )
             )
         else:  # the process stopped before the call was even proposed: it never ran
-            blocks.append(
-                ToolResultBlock(
-                    tool_use_id=use.id,
-                    content=f"[{ToolErrorKind.NOT_EXECUTED.value}] not executed: agentcli was "
-                    "interrupted before this call started. Issue it again if still needed.",
-                    is_error=True,
-                )
-            )
+            blocks.append(ToolResultBlock(tool_use_id=use.id, content=NEVER_STARTED, is_error=True))
     blocks.append(
         TextBlock(
             text="(agentcli: the previous run was interrupted here and the session was resumed. "
