@@ -155,18 +155,15 @@ def _manifest_with_contents(
     sizes = [(workspace / rel).stat().st_size for rel in manifest]
     if len(manifest) > MAX_FILES or sum(sizes) > MAX_BYTES:
         return manifest, False
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    from agentcli.store.db import transaction
+
+    with transaction(conn):
         for rel, digest in manifest.items():
             if conn.execute("SELECT 1 FROM blobs WHERE hash = ?", (digest,)).fetchone() is None:
                 conn.execute(
                     "INSERT INTO blobs (hash, content) VALUES (?, ?)",
                     (digest, (workspace / rel).read_bytes()),
                 )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
     return manifest, True
 
 

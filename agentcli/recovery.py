@@ -29,6 +29,7 @@ from pathlib import Path
 from agentcli.checkpoints import finish_open_checkpoints
 from agentcli.errors import ToolErrorKind
 from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, pairing_problems
+from agentcli.store.db import transaction
 from agentcli.store.ledger import OperationState
 from agentcli.store.queries import CallRow, load_calls, load_messages
 from agentcli.store.sqlite import SqliteJournal
@@ -182,8 +183,7 @@ def _store_resolutions(
     conn: sqlite3.Connection, session_id: str, resolutions: list[Resolution]
 ) -> None:
     now = time.time()
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         for r in resolutions:
             kind = None if r.status is CallStatus.SUCCEEDED else r.status.value
             conn.execute(
@@ -203,10 +203,6 @@ def _store_resolutions(
                         OperationState.STARTED.value,
                     ),
                 )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def _results_for(

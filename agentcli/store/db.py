@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from agentcli.config import data_home
@@ -158,11 +160,9 @@ def migrate(conn: sqlite3.Connection) -> list[int]:
     for number, (name, script) in enumerate(MIGRATIONS, start=1):
         if number in done:
             continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             # Another process may have migrated while we waited for the write lock.
             if conn.execute("SELECT 1 FROM migrations WHERE id = ?", (number,)).fetchone():
-                conn.execute("COMMIT")
                 continue
             for statement in script.split(";"):
                 if statement.strip():
@@ -171,9 +171,18 @@ def migrate(conn: sqlite3.Connection) -> list[int]:
                 "INSERT INTO migrations (id, name, applied_at) VALUES (?, ?, ?)",
                 (number, name, time.time()),
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         applied.append(number)
     return applied
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """BEGIN IMMEDIATE (the write lock at once, so processes never interleave) … COMMIT, or
+    ROLLBACK when anything raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from agentcli.messages import canonical_json
+from agentcli.store.db import transaction
 
 
 class OperationState(enum.StrEnum):
@@ -79,11 +80,9 @@ class SqliteLedger:
     def claim(self, operation: Operation) -> Operation | None:
         conn = self.conn
         now = time.time()
-        conn.execute("BEGIN IMMEDIATE")  # two processes must not both win the same key
-        try:
+        with transaction(conn):  # two processes must not both win the same key
             held = self.get(operation.tool, operation.key)
             if held is not None and held.state is not OperationState.FAILED:
-                conn.execute("COMMIT")
                 return held
             conn.execute(
                 "INSERT OR REPLACE INTO idempotency (tool, key, fingerprint, state, result, "
@@ -100,10 +99,6 @@ class SqliteLedger:
                     now,
                 ),
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         return None
 
     def finish(self, tool: str, key: str, state: OperationState, result: str | None) -> None:

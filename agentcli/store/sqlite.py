@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agentcli.messages import Message
-from agentcli.store.db import connect
+from agentcli.store.db import connect, transaction
 from agentcli.store.faults import crash_point
 from agentcli.store.ledger import SqliteLedger
 from agentcli.tasks import TaskResult
@@ -82,14 +82,8 @@ class SqliteJournal:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            self.conn.execute("COMMIT")
+        with self._lock, transaction(self.conn) as conn:
+            yield conn
 
     def call_proposed(self, record: ToolCallRecord) -> None:
         with self._lock:
