@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcli.snapshots import file_hash, file_manifest, find_repo, write_worktree_tree
+
 MAX_FILES = 5_000
 MAX_BYTES = 50 * 1024 * 1024
 REF_PREFIX = "refs/agentcli/checkpoints/"
@@ -126,8 +128,6 @@ class Checkpointer:
 
 
 def _repo(workspace: Path) -> Any:
-    from agentcli.snapshots import find_repo
-
     repo = find_repo(workspace)
     if repo is None or repo.bare or repo.working_tree_dir is None:
         return None
@@ -135,8 +135,6 @@ def _repo(workspace: Path) -> Any:
 
 
 def _commit_worktree(repo: Any, message: str, parent: str | None) -> str:
-    from agentcli.snapshots import write_worktree_tree
-
     tree = write_worktree_tree(repo)
     args = [tree, "-m", message] + (["-p", parent] if parent else [])
     return str(repo.git.commit_tree(*args, env=_IDENTITY)).strip()
@@ -146,8 +144,6 @@ def _manifest_with_contents(
     conn: sqlite3.Connection, workspace: Path
 ) -> tuple[dict[str, str] | None, bool]:
     """The workspace manifest, and whether every file's content was stored with it."""
-    from agentcli.snapshots import file_manifest
-
     try:
         manifest = file_manifest(workspace)
     except ValueError:
@@ -190,13 +186,11 @@ def finish_checkpoint(conn: sqlite3.Connection, row: sqlite3.Row) -> None:
             (commit, time.time(), row["task_id"]),
         )
         return
-    from agentcli.snapshots import file_manifest
-
     try:
         manifest = file_manifest(workspace)
     except ValueError:  # too big to list: record at least the files with pre-images
         rows = conn.execute("SELECT path FROM preimages WHERE task_id = ?", (row["task_id"],))
-        manifest = {r[0]: h for r in rows if (h := _hash_of(workspace / r[0])) is not None}
+        manifest = {r[0]: h for r in rows if (h := file_hash(workspace / r[0])) is not None}
     conn.execute(
         "UPDATE checkpoints SET end_manifest = ?, ended_at = ? WHERE task_id = ?",
         (json.dumps(manifest), time.time(), row["task_id"]),
@@ -297,8 +291,6 @@ def _pick(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> sql
 
 
 def _git_plan(row: sqlite3.Row) -> _Plan:
-    from agentcli.snapshots import write_worktree_tree
-
     workspace = Path(row["workspace"]).resolve()
     repo = _repo(workspace)
     if repo is None:
@@ -351,7 +343,7 @@ def _files_plan(conn: sqlite3.Connection, row: sqlite3.Row) -> _Plan:
     changed = sorted(k for k in keys if before.get(k) != end.get(k))
     plan = _Plan(changed=changed, contents={})
     for rel in changed:
-        if _hash_of(workspace / rel) != end.get(rel):
+        if file_hash(workspace / rel) != end.get(rel):
             plan.conflicts.append(rel)
         digest = before.get(rel)
         if digest is None:
@@ -363,13 +355,6 @@ def _files_plan(conn: sqlite3.Connection, row: sqlite3.Row) -> _Plan:
         else:
             plan.contents[rel] = (bytes(blob[0]), None)
     return plan
-
-
-def _hash_of(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
 
 
 def _apply(plan: _Plan, workspace: Path, task_id: str) -> UndoResult:

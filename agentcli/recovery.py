@@ -20,7 +20,6 @@ running it again after it was itself interrupted finishes the job.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from pathlib import Path
 from agentcli.checkpoints import finish_open_checkpoints
 from agentcli.errors import ToolErrorKind
 from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, pairing_problems
+from agentcli.snapshots import file_hash
 from agentcli.store.db import transaction
 from agentcli.store.ledger import OperationState
 from agentcli.store.queries import CallRow, load_calls, load_messages
@@ -73,13 +73,6 @@ class RecoveryReport:
         if any(r.status is CallStatus.OUTCOME_UNKNOWN for r in self.resolutions):
             lines.append("  calls with an unknown outcome were NOT re-run: verify before retrying")
         return lines
-
-
-def file_hash(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return None
 
 
 NEVER_STARTED = (

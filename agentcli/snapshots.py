@@ -51,6 +51,14 @@ def find_repo(workspace: Path) -> git.Repo | None:
         return None
 
 
+def file_hash(path: Path) -> str | None:
+    """The sha256 of a file's content; None when there is no file there."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
 class SnapshotError(Exception):
     """No content hash of the workspace could be computed."""
 
