@@ -117,11 +117,16 @@ def resolve_commands(
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AcceptanceReport:
     evidence: tuple[CheckEvidence, ...]
-    final_version: str
+    final: Snapshot | None
+    """The workspace as the checks left it (None when no version could be computed)."""
     stable: bool
     """False when the checks kept changing the workspace: no version was verified."""
     unverifiable: str | None = None
     """Why no artifact version could be computed, if none could: nothing was verified."""
+
+    @property
+    def final_version(self) -> str:
+        return self.final.version if self.final is not None else ""
 
     @property
     def passed(self) -> bool:
@@ -165,9 +170,7 @@ async def run_acceptance(
         return await _run_on_versions(settings, workspace, events, sandbox, spill, snapshot)
     except SnapshotError as exc:
         evidence = await _run_all(settings, workspace, None, events, sandbox, spill)
-        return AcceptanceReport(
-            evidence=evidence, final_version="", stable=False, unverifiable=str(exc)
-        )
+        return AcceptanceReport(evidence=evidence, final=None, stable=False, unverifiable=str(exc))
 
 
 async def _run_on_versions(
@@ -182,7 +185,7 @@ async def _run_on_versions(
     evidence = await _run_all(settings, workspace, before.version, events, sandbox, spill)
     after = await asyncio.to_thread(snapshot, workspace)
     if after.version == before.version:
-        return AcceptanceReport(evidence=evidence, final_version=after.version, stable=True)
+        return AcceptanceReport(evidence=evidence, final=after, stable=True)
     events(
         Notice(
             level="warning",
@@ -192,9 +195,7 @@ async def _run_on_versions(
     )
     evidence = await _run_all(settings, workspace, after.version, events, sandbox, spill)
     final = await asyncio.to_thread(snapshot, workspace)
-    return AcceptanceReport(
-        evidence=evidence, final_version=final.version, stable=final.version == after.version
-    )
+    return AcceptanceReport(evidence=evidence, final=final, stable=final.version == after.version)
 
 
 async def _run_all(
