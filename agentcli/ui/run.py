@@ -138,15 +138,7 @@ def build_manager(
         or files.string("model")
         or DEFAULT_MODEL
     )
-    mode_name = options.permission_mode or files.string("permission_mode") or "default"
-    try:
-        mode = PermissionMode(mode_name)
-    except ValueError as exc:
-        raise UsageError(
-            f"unknown permission mode {mode_name!r}"
-            + ("" if options.permission_mode else f" (from {files.origins['permission_mode']})"),
-            hint="one of " + ", ".join(m.value for m in PermissionMode),
-        ) from exc
+    mode = permission_mode(options, files)
     permissions = build_permissions(
         mode=mode, allow=options.allow, deny=options.deny, files=files, workspace=workspace
     )
@@ -167,15 +159,14 @@ def build_manager(
         settings={"permission_mode": mode.value, "allow": options.allow, "deny": options.deny},
         events=events,
     )
-    session_id = session.session_id
     return ConversationManager(
-        session_id=session_id,
+        session_id=session.session_id,
         messages=session.messages,
         model=model,
         tools=builtin_tools(),
         tool_context=ToolContext(
             workspace=workspace,
-            data_dir=data_home() / "sessions" / session_id,
+            data_dir=data_home() / "sessions" / session.session_id,
             sandbox=permissions.sandbox,
         ),
         policy=permissions.policy,
@@ -188,6 +179,19 @@ def build_manager(
         acceptance=acceptance,
         convergence=convergence,
     )
+
+
+def permission_mode(options: RunOptions, files: FileConfig) -> PermissionMode:
+    """`--permission-mode`, else `permission_mode` from config, else default."""
+    name = options.permission_mode or files.string("permission_mode") or "default"
+    try:
+        return PermissionMode(name)
+    except ValueError as exc:
+        raise UsageError(
+            f"unknown permission mode {name!r}"
+            + ("" if options.permission_mode else f" (from {files.origins['permission_mode']})"),
+            hint="one of " + ", ".join(m.value for m in PermissionMode),
+        ) from exc
 
 
 def build_acceptance(
