@@ -24,7 +24,7 @@ from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.errors import TerminalReason
 from agentcli.events import EventSink, Notice, TaskStarted
 from agentcli.ids import new_id
-from agentcli.loop import LoopOutcome, LoopSettings, QueryLoop, TurnObserver
+from agentcli.loop import Finished, LoopOutcome, LoopSettings, QueryLoop, TurnObserver
 from agentcli.messages import Message
 from agentcli.model import ModelClient, ModelRequest, ModelResponse
 from agentcli.model.retry import RetryingModel, RetryPolicy
@@ -156,17 +156,29 @@ class ConversationManager:
         return snapshot
 
     async def _check(self, loop: QueryLoop) -> AcceptanceReport | None:
-        """Run the checks; None if the task was cancelled while they ran."""
-        return await self._finishing(
-            loop,
-            run_acceptance(
-                self.acceptance,
-                self.tool_context.workspace,
-                self.events,
-                sandbox=self.tool_context.sandbox,
-                spill_dir=self.tool_context.data_dir / "spill",
-            ),
-        )
+        """Run the checks; None if the task was cancelled or ran out of time meanwhile."""
+        return await self._finishing(loop, self._check_in_time(loop))
+
+    async def _check_in_time(self, loop: QueryLoop) -> AcceptanceReport | None:
+        # The task's wall-clock limit covers its checks too (each also has its own timeout).
+        try:
+            async with asyncio.timeout_at(loop.event_loop_deadline()) as scope:
+                return await run_acceptance(
+                    self.acceptance,
+                    self.tool_context.workspace,
+                    self.events,
+                    sandbox=self.tool_context.sandbox,
+                    spill_dir=self.tool_context.data_dir / "spill",
+                )
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            loop.stopped = Finished(
+                TerminalReason.TIMEOUT,
+                f"the task's time limit of {self.budget.timeout_s}s ran out while the "
+                "acceptance checks ran",
+            )
+            return None
 
     @staticmethod
     async def _finishing(loop: QueryLoop, work: Awaitable[T]) -> T | None:
@@ -178,7 +190,10 @@ class ConversationManager:
             task = asyncio.current_task()
             if task is not None:
                 task.uncancel()
-            loop.aborted = True
+            if loop.stopped is None:
+                loop.stopped = Finished(
+                    TerminalReason.ABORTED, "cancelled while the task was finishing"
+                )
             return None
 
     def _result(
@@ -191,8 +206,8 @@ class ConversationManager:
     ) -> TaskResult:
         runtime = loop.runtime
         reason, error = outcome.reason, outcome.error
-        if loop.aborted:
-            reason, error = TerminalReason.ABORTED, "cancelled while the task was finishing"
+        if loop.stopped is not None:
+            reason, error = loop.stopped.reason, loop.stopped.error
         passed: bool | None = None
         if self.acceptance.commands and reason is TerminalReason.COMPLETED:
             passed = report is not None and report.passed

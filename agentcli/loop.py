@@ -92,8 +92,9 @@ class QueryLoop:
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
     started_at: float = 0.0
-    aborted: bool = False
-    """Set when the task was cancelled outside `run()` (e.g. during acceptance checks)."""
+    stopped: Finished | None = None
+    """Set when the task stopped outside `run()` (cancelled, or out of time, during the
+    acceptance checks or the final snapshot)."""
     _round_start_turn: int = 0
     _cut_streak: int = 0
 
@@ -106,6 +107,13 @@ class QueryLoop:
             return None
         return self.started_at + self.budget.timeout_s
 
+    def event_loop_deadline(self) -> float | None:
+        """The deadline on the running event loop's clock (for `asyncio.timeout_at`)."""
+        deadline = self.deadline
+        if deadline is None:
+            return None
+        return asyncio.get_running_loop().time() + (deadline - self.clock.now())
+
     @property
     def cost_usd(self) -> float | None:
         return cost_usd(self.model.model, self.usage)
@@ -115,14 +123,8 @@ class QueryLoop:
         history = list(messages)
         # --max-turns applies to each round; acceptance repair rounds have their own budget.
         self._round_start_turn = self.turns
-        deadline = self.deadline
-        loop_deadline = (
-            None
-            if deadline is None
-            else asyncio.get_running_loop().time() + (deadline - self.clock.now())
-        )
         try:
-            async with asyncio.timeout_at(loop_deadline) as scope:
+            async with asyncio.timeout_at(self.event_loop_deadline()) as scope:
                 while True:
                     step = await self._step(history)
                     if isinstance(step, Finished):

@@ -32,6 +32,7 @@ from agentcli.testing import ScriptedModel, respond, text, tool_use
 from agentcli.tools.base import Risk, Tool, ToolContext, ToolInput, ToolOutput
 from agentcli.tools.read_file import ReadFile
 from agentcli.tools.records import CallStatus, ToolCallRecord
+from agentcli.usage import Budget
 
 
 class PutInput(ToolInput):
@@ -393,3 +394,24 @@ async def test_cancel_after_the_model_ended_still_finishes_and_records_the_task(
     assert result.reason is TerminalReason.ABORTED
     assert result.task_id and journal.tasks[result.task_id]["state"] == "aborted"
     assert conversation.messages[-1].text == "done"
+
+
+async def test_the_task_time_limit_also_bounds_the_acceptance_checks(workspace: Path) -> None:
+    """`--timeout` is a wall-clock limit for the whole task: a check still running when it
+    runs out is stopped, and the task ends `timeout` (exit 3), not after the check's own
+    (much longer) timeout."""
+    marker = workspace.parent / "pid"  # outside the workspace: the check changes nothing
+    conversation = manager(
+        ScriptedModel([respond(text("done"))]),
+        workspace,
+        (f"echo $$ > {marker}; sleep 30",),
+        timeout_s=60,
+    )
+    conversation.budget = Budget(timeout_s=1.0)
+    started = time.monotonic()
+    result = await conversation.run_task("do it")
+    assert time.monotonic() - started < 10
+    assert result.reason is TerminalReason.TIMEOUT
+    assert result.exit_code is ExitCode.LIMITS
+    assert result.error is not None and "acceptance checks" in result.error
+    assert not await eventually_dead(int(marker.read_text()))
