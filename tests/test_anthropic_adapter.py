@@ -211,3 +211,23 @@ def test_pairing_checker_flags_the_request_the_real_api_rejected(recordings: Pat
     assert pairing_problems(rejected["request"]["body"]["messages"])
     first = snapshot[0]["request"]["body"]["messages"]
     assert pairing_problems(first) == []
+
+
+@pytest.mark.parametrize("blocks", [[], [text("")]])
+async def test_an_empty_answer_is_kept_in_history_but_never_sent_back_empty(
+    server: FakeMessagesServer, blocks: list[dict[str, object]]
+) -> None:
+    """The API sometimes answers with no content (or one empty text block) and then rejects
+    any request whose history holds such a message ("all messages must have non-empty
+    content", "text content blocks must be non-empty")."""
+    server.push(stream_message(blocks))
+    server.push(stream_message([text("ok")]))
+    model = model_for(server)
+    first = await model.complete(REQUEST, lambda _e: None)
+    history = [Message.user("hi"), first.message, Message.user("and now?")]
+    await model.complete(ModelRequest(system="s", messages=history), lambda _e: None)
+    sent = server.requests[1].body["messages"]
+    assert all(message["content"] for message in sent)
+    assert all(block.get("text") != "" for message in sent for block in message["content"])
+    assert [m["role"] for m in sent] == ["user", "user"]
+    assert history[1] is first.message  # the history itself is not rewritten

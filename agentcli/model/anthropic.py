@@ -9,6 +9,7 @@ JSON object the API sent. SDK errors are mapped to ours in exactly one place,
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 import anthropic
@@ -16,7 +17,7 @@ import httpx2
 
 from agentcli.errors import ModelError, RetryableModelError, TerminalReason
 from agentcli.events import EventSink
-from agentcli.messages import JsonObject
+from agentcli.messages import JsonObject, Message
 from agentcli.model import ModelRequest, ModelResponse
 from agentcli.model.stream import SseParser, StreamAccumulator
 
@@ -89,7 +90,7 @@ def build_request_params(model: str, request: ModelRequest) -> dict[str, Any]:
     so each turn reads everything before it from the cache. That is 3 of the 4 the API allows:
     any `cache_control` already in the history (an imported or hand-edited session) is dropped.
     """
-    messages = [_without_breakpoints(m.to_wire()) for m in request.messages]
+    messages = [_without_breakpoints(m) for m in sendable_messages(request.messages)]
     latest_user = next(
         (i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), None
     )
@@ -110,6 +111,28 @@ def build_request_params(model: str, request: ModelRequest) -> dict[str, Any]:
         tools[-1] = {**tools[-1], "cache_control": EPHEMERAL}
         params["tools"] = tools
     return params
+
+
+def sendable_messages(messages: Sequence[Message]) -> list[JsonObject]:
+    """The history as the API accepts it back. The model sometimes answers with no content or
+    with an empty text block, and the API then rejects every later request that contains it
+    ("messages must have non-empty content", "text content blocks must be non-empty"): such
+    an answer stays in our history but is not sent (it carries nothing the model needs)."""
+    wire = []
+    for index, message in enumerate(messages):
+        item = message.to_wire()
+        if message.role == "assistant" and index < len(messages) - 1:
+            content = [b for b in item["content"] if not _empty_text(b)]
+            if not content:
+                continue
+            if len(content) < len(item["content"]):
+                item = {"role": "assistant", "content": content}
+        wire.append(item)
+    return wire
+
+
+def _empty_text(block: JsonObject) -> bool:
+    return block.get("type") == "text" and not block.get("text")
 
 
 def _without_breakpoints(message: JsonObject) -> JsonObject:
