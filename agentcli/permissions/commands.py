@@ -82,6 +82,33 @@ def is_read_only_part(part: SimpleCommand) -> bool:
     return False
 
 
+FILE_READERS = frozenset({"cat", "head", "tail", "wc", "grep", "ls", "find", "rg"})
+"""Read-only commands that read the files their arguments name."""
+
+
+def read_paths(part: SimpleCommand, workspace: Path) -> tuple[list[str], bool]:
+    """The workspace-relative paths a built-in reader's arguments may name (option values
+    included), and whether one may lie outside the workspace: an absolute path elsewhere, `~`,
+    `..` out of it, a symlink out of it, or a `$` expansion bash fills in only later."""
+    if Path(part.name).name not in FILE_READERS:
+        return [], False
+    root = os.path.realpath(workspace)
+    paths, outside = [], False
+    for word in part.argv[1:]:
+        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+        if not value or value.startswith("-"):
+            continue
+        if "$" in value or value.startswith("~"):
+            outside = True
+            continue
+        full = os.path.realpath(os.path.join(root, value))  # noqa: PTH118 - strings on purpose
+        if full == root or full.startswith(root + os.sep):
+            paths.append(os.path.relpath(full, root))
+        else:
+            outside = True
+    return paths, outside
+
+
 def _git_read_only(part: SimpleCommand) -> bool:
     # Options before the subcommand (-c, -C, --git-dir, ...) can run programs or point git at a
     # repository with hooks of its own, so only `git <subcommand>` qualifies.

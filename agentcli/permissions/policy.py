@@ -1,7 +1,8 @@
 """The permission policy: mode × risk × rules → allow / ask / deny.
 
 Order of precedence, first match wins:
-1. a `deny` rule (from any config level or `--deny`) denies, in every mode;
+1. a `deny` rule (from any config level or `--deny`) denies, in every mode; a `read(...)` deny
+   rule also denies a built-in reader (`cat`, `grep`, ...) whose arguments name such a file;
 2. `yolo` allows everything else;
 3. `read-only` denies every write, external action and command outside the built-in
    read-only set;
@@ -11,9 +12,10 @@ Order of precedence, first match wins:
 6. an `allow` rule allows (for shell, every part of a compound command must be allowed, and
    commands with substitutions or redirections into files are allowed only by `shell(*)`);
 7. the mode's default: reads allowed; workspace writes allowed in `accept-edits` and `auto`;
-   the built-in read-only commands allowed; in `auto`, other commands allowed because they run
-   inside the OS sandbox, except those that need more than it gives (git commands that change
-   the repository, network installs) — those ask; everything else asks.
+   the built-in read-only commands allowed while their arguments stay inside the workspace
+   (reading elsewhere asks); in `auto`, other commands allowed because they run inside the OS
+   sandbox, except those that need more than it gives (git commands that change the
+   repository, network installs) — those ask; everything else asks.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from agentcli.permissions.commands import (
     needs_git_write,
     needs_network,
     protected_write_reason,
+    read_paths,
 )
 from agentcli.permissions.persist import append_allow_rule
 from agentcli.permissions.rules import PATH_CLASSES, RuleKind, RuleSet, parse_rule
@@ -39,6 +42,7 @@ from agentcli.permissions.suggest import command_rule, path_rule
 from agentcli.tools.base import PermissionTarget, Risk
 
 YOLO_HINT = "only --permission-mode yolo runs it without asking"
+OUT_OF_SCOPE = "it may read outside the workspace"
 
 
 @dataclass(kw_only=True)
@@ -57,6 +61,8 @@ class RulePolicy:
     persist_to: Path | None = None
     """Where "always" answers are saved (`.agentcli/config.local.toml`), or nowhere."""
     user_config_dir: Path | None = None
+    workspace: Path | None = None
+    """Built-in read-only commands run without asking only while they read inside it."""
     notices: list[str] = field(default_factory=list)
     """Things the user should hear about (printed by the UI)."""
     _groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -115,20 +121,13 @@ class RulePolicy:
     def _decide_shell(self, command: str) -> Verdict:
         parsed = parse_command(command)
         everything = every_command(parsed)
-        for text in (command, *(part.text for part in everything)):
-            denied = self.rules.first(RuleKind.DENY, "shell", text)
-            if denied:
-                return _deny(f"denied by the rule {denied.text} (from {denied.source})")
+        denial = self._shell_denial(command, everything)
+        if denial is not None:
+            return denial
         if self.mode is PermissionMode.YOLO:
             return _allow("yolo mode")
-        read_only = parsed.narrow_matchable and all(is_read_only_part(p) for p in parsed.parts)
         if self.mode is PermissionMode.READ_ONLY:
-            if not read_only:
-                return _deny("read-only mode runs only the built-in read-only commands")
-            asked = self._ask_rule(everything)
-            if asked:
-                return Verdict(Decision.ASK, f"the rule {asked} asks")
-            return _allow("a built-in read-only command")
+            return self._read_only_shell(parsed, everything)
         for part in everything:
             why = destructive_reason(part) or protected_write_reason(part, self.user_config_dir)
             if why:
@@ -140,6 +139,29 @@ class RulePolicy:
         if everything_allowed:
             return _allow(f"allowed by the rule {everything_allowed.text}")
         return self._shell_parts(parsed)
+
+    def _shell_denial(self, command: str, everything: list[SimpleCommand]) -> Verdict | None:
+        """A `shell(...)` deny rule matching any part, or a `read(...)` deny rule naming a file
+        a reader reads: denied in every mode."""
+        for text in (command, *(part.text for part in everything)):
+            denied = self.rules.first(RuleKind.DENY, "shell", text)
+            if denied:
+                return _deny(f"denied by the rule {denied.text} (from {denied.source})")
+        for part in everything:
+            why = self._denied_read(part)
+            if why:
+                return _deny(why)
+        return None
+
+    def _read_only_shell(self, parsed: ParsedCommand, everything: list[SimpleCommand]) -> Verdict:
+        if not (parsed.narrow_matchable and all(is_read_only_part(p) for p in parsed.parts)):
+            return _deny("read-only mode runs only the built-in read-only commands")
+        if not all(self._reads_in_scope(p) for p in parsed.parts):
+            return Verdict(Decision.ASK, OUT_OF_SCOPE)
+        asked = self._ask_rule(everything)
+        if asked:
+            return Verdict(Decision.ASK, f"the rule {asked} asks")
+        return _allow("a built-in read-only command")
 
     def _ask_rule(self, commands: list[SimpleCommand]) -> str | None:
         for part in commands:
@@ -168,7 +190,7 @@ class RulePolicy:
             for part in parsed.parts
             if not (
                 self.rules.first(RuleKind.ALLOW, "shell", part.text)
-                or is_read_only_part(part)
+                or (is_read_only_part(part) and self._reads_in_scope(part))
                 or (sandboxed and part not in escalating)
             )
         ]
@@ -176,10 +198,26 @@ class RulePolicy:
             return _allow("every part is allowed" + (" (sandboxed)" if sandboxed else ""))
         return self._ask_for_parts(missing, sandboxed)
 
+    def _reads_in_scope(self, part: SimpleCommand) -> bool:
+        """Does this reader read only inside the workspace? (Always, without a workspace.)"""
+        return self.workspace is None or not read_paths(part, self.workspace)[1]
+
+    def _denied_read(self, part: SimpleCommand) -> str | None:
+        """The `read(...)` deny rule that names a file this reader's arguments name, if any."""
+        if self.workspace is None:
+            return None
+        for path in read_paths(part, self.workspace)[0]:
+            denied = self.rules.first(RuleKind.DENY, "read", path)
+            if denied:
+                return f"{part.name} {path} is denied by the rule {denied.text} ({denied.source})"
+        return None
+
     def _ask_for_parts(self, missing: list[SimpleCommand], sandboxed: bool) -> Verdict:
         names = ", ".join(f"`{part.text}`" for part in missing[:3])
         if sandboxed:
             reason = f"{names} needs more than the sandbox gives (network or writing .git)"
+        elif all(is_read_only_part(part) for part in missing):
+            reason = f"{names}: {OUT_OF_SCOPE}"
         else:
             reason = f"{names} needs permission in {self.mode.value} mode"
         suggestions = tuple(dict.fromkeys(r for r in map(command_rule, missing) if r))

@@ -65,6 +65,7 @@ def build_policy(
         sandbox_network=sandbox_network,
         persist_to=project_config_paths(workspace)[1] if persist else None,
         user_config_dir=user_config_path().parent,
+        workspace=workspace,
     )
 
 

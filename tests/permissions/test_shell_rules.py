@@ -246,3 +246,64 @@ def test_whatever_follows_echo_a_narrow_rule_allows_only_echo(suffix: str) -> No
         parsed = parse_command(command)
         assert parsed.narrow_matchable, command
         assert {part.name for part in parsed.parts} == {"echo"}, command
+
+
+# Built-in read-only commands run without asking only while they read inside the workspace:
+# the file tools are confined to it, and a shell reader must not be the way around that (or
+# around a `read(...)` deny rule).
+READS_OUTSIDE = [
+    "cat /etc/passwd",
+    "cat ~/.ssh/id_rsa",
+    "head -n 5 ../other/secret.txt",
+    "cat $HOME/.aws/credentials",
+    "grep -rn password /",
+    "grep -f /etc/shadow src",
+    "ls -la ~",
+    "find / -name id_rsa",
+    "wc -l src/../../outside",
+    "cat linked/secret",  # a symlink inside the workspace to a directory outside it
+]
+
+
+@pytest.mark.parametrize("command", READS_OUTSIDE)
+@pytest.mark.parametrize("mode", ["default", "accept-edits", "read-only"])
+def test_reads_outside_the_workspace_ask(command: str, mode: str, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "src").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace / "linked").symlink_to(outside)
+    policy = build_policy(
+        mode=PermissionMode(mode),
+        flag_deny=["read(secrets/**)"],
+        workspace=workspace,
+        sandbox_available=False,
+        persist=False,
+    )
+    verdict = policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))
+    assert verdict.decision is Decision.ASK
+    inside = policy.decide(Risk.EXECUTE, PermissionTarget("shell", "cat src/a.py", "x"))
+    assert inside.decision is Decision.ALLOW
+
+
+DENIED_READS = ["cat secrets/key", "cat a | grep -f secrets/patterns", "bash -c 'head secrets/x'"]
+
+
+@pytest.mark.parametrize("command", DENIED_READS)
+@pytest.mark.parametrize("mode", ["default", "read-only", "yolo"])
+def test_a_read_deny_rule_denies_shell_readers(command: str, mode: str, tmp_path: Path) -> None:
+    policy = build_policy(
+        mode=PermissionMode(mode),
+        flag_deny=["read(secrets/**)"],
+        workspace=tmp_path,
+        sandbox_available=False,
+        persist=False,
+    )
+    verdict = policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))
+    assert verdict.decision is Decision.DENY
+    assert "read(secrets/**)" in verdict.reason
+
+
+def test_absolute_paths_inside_the_workspace_are_still_read_only(tmp_path: Path) -> None:
+    command = f"cat {tmp_path}/src/a.py && ls {tmp_path}"
+    assert decide(command, allow=[], tmp_path=tmp_path) is Decision.ALLOW
