@@ -110,8 +110,9 @@ def changed_files(before: Snapshot, after: Snapshot, workspace: Path) -> list[st
         import git
 
         repo = git.Repo(after.repo_root)
-        out = repo.git.diff_tree("-r", "--name-only", "--no-renames", before.tree, after.tree)
-        paths = [after.repo_root / line for line in str(out).splitlines() if line]
+        # -z: raw names (without it git quotes non-ASCII and unusual paths).
+        out = repo.git.diff_tree("-r", "--name-only", "--no-renames", "-z", before.tree, after.tree)
+        paths = [after.repo_root / name for name in str(out).split("\0") if name]
         return sorted(_relative(p, workspace) for p in paths)
     keys = set(before.manifest) | set(after.manifest)
     return sorted(k for k in keys if before.manifest.get(k) != after.manifest.get(k))

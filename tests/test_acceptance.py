@@ -26,6 +26,7 @@ from agentcli.events import Event, ModelResponded, Notice
 from agentcli.loop import Nudge, Stop
 from agentcli.permissions import NonInteractivePrompter, PermissionMode
 from agentcli.permissions.basic import ModePolicy
+from agentcli.snapshots import changed_files, take_snapshot
 from agentcli.store import MemoryJournal
 from agentcli.tasks import ExitCode, TaskState, exit_code_for, task_state_for
 from agentcli.testing import ScriptedModel, respond, text, tool_use
@@ -415,3 +416,20 @@ async def test_the_task_time_limit_also_bounds_the_acceptance_checks(workspace: 
     assert result.exit_code is ExitCode.LIMITS
     assert result.error is not None and "acceptance checks" in result.error
     assert not await eventually_dead(int(marker.read_text()))
+
+
+@pytest.mark.parametrize("in_git", [True, False])
+def test_changed_files_names_unicode_and_spaced_paths_as_they_are(
+    workspace: Path, in_git: bool
+) -> None:
+    """git quotes such paths in its default output; the result must carry the real names,
+    relative to the workspace even when it is a subdirectory of the repository."""
+    root = workspace
+    if in_git:
+        git_repo(workspace)
+        root = workspace / "sub"
+        root.mkdir()
+    before = take_snapshot(root)
+    (root / "ünï cödé.txt").write_text("hi\n")
+    (root / "plain.txt").write_text("x\n")
+    assert changed_files(before, take_snapshot(root), root) == ["plain.txt", "ünï cödé.txt"]
