@@ -41,14 +41,25 @@ class Snapshot:
 
 
 def find_repo(workspace: Path) -> git.Repo | None:
+    """The git repository whose trees can represent the workspace: None outside git, and also
+    when the repository ignores the workspace (a scratch or build directory), since its trees
+    would never change with the workspace's files."""
     # GitPython is imported on first use: its import (and the `git version` probe it runs) is
     # ~0.1 s that commands and `run`'s first request should not wait for.
     import git
 
     try:
-        return git.Repo(workspace, search_parent_directories=True)
+        repo = git.Repo(workspace, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return None
+    root = repo.working_tree_dir
+    if root is not None and Path(root).resolve() != workspace.resolve():
+        try:
+            repo.git.check_ignore("-q", str(workspace.resolve()))
+        except git.GitCommandError:
+            return repo  # exit 1: not ignored
+        return None
+    return repo
 
 
 def file_hash(path: Path) -> str | None:

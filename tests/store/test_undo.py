@@ -136,6 +136,27 @@ async def test_undo_outside_git_restores_shell_changes(
     assert_restored(workspace)
 
 
+async def test_undo_in_a_directory_git_ignores_restores_the_changes(
+    tmp_path: Path, manager_factory: Any
+) -> None:
+    """A workspace inside a repository that ignores it (a scratch or build directory): git
+    trees never see its files, so checkpoints and artifact versions hash the files instead."""
+    repo = tmp_path / "repo"
+    workspace = repo / "scratch"
+    workspace.mkdir(parents=True)
+    (repo / ".gitignore").write_text("scratch/\n")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    seed(workspace)
+    await run_task(manager_factory, workspace, *TASK_CALLS)
+    assert_task_applied(workspace)
+    code, out, err = undo(workspace)
+    assert (code, err) == (0, "")
+    assert "restored edit.txt" in out and "removed new.txt" in out
+    assert_restored(workspace)
+
+
 @pytest.mark.parametrize("in_git", [True, False])
 async def test_undo_refuses_when_a_file_changed_after_the_task(
     workspace: Path, manager_factory: Any, in_git: bool
