@@ -7,6 +7,7 @@ stays valid, exit 130); a second one exits at once.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import sys
@@ -253,6 +254,15 @@ async def _run_with_signals(manager: ConversationManager, prompt: str) -> TaskRe
             await close()
 
 
+def _collect_garbage_again() -> None:
+    """The entry point builds the session with the garbage collector off; the task needs it.
+    What start-up built (modules, classes, the SDK's types) lives as long as the process, so it
+    is frozen out of every later collection instead of being traversed by each one."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def run_command(options: RunOptions) -> int:
     """Run one task; return the process exit code. UsageError propagates (exit 2)."""
     if options.output_format not in ("text", "json", "stream-json"):
@@ -263,6 +273,7 @@ def run_command(options: RunOptions) -> int:
     prompt = read_task(options.task)
     events = event_sink(options)
     manager = build_manager(options, events)
+    _collect_garbage_again()
     result = asyncio.run(_run_with_signals(manager, prompt))
     print_result(result, options.output_format, quiet=options.quiet)
     return int(result.exit_code)
