@@ -159,10 +159,6 @@ class Message:
         return cls(role=role, content=tuple(block_from_wire(b) for b in content))
 
 
-def messages_to_wire(messages: Sequence[Message]) -> list[JsonObject]:
-    return [m.to_wire() for m in messages]
-
-
 def pairing_problems(messages: Sequence[Message] | Sequence[Mapping[str, Any]]) -> list[str]:
     """Check the tool_use/tool_result protocol; return a list of problems (empty when valid).
 

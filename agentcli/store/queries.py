@@ -180,11 +180,6 @@ def load_tasks(conn: sqlite3.Connection, session_id: str) -> list[TaskRow]:
     return [_task(row) for row in rows]
 
 
-def get_task(conn: sqlite3.Connection, task_id: str) -> TaskRow | None:
-    row = conn.execute("SELECT * FROM tasks WHERE id = ?", (task_id.strip().upper(),)).fetchone()
-    return _task(row) if row is not None else None
-
-
 def _call(row: sqlite3.Row) -> CallRow:
     return CallRow(
         call_id=row["call_id"],
