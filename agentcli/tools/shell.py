@@ -12,13 +12,13 @@ deliberately conservative: anything it does not fully understand is treated as a
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from pydantic import Field
 
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.permissions.commands import is_read_only
+from agentcli.permissions.shell import parse_command
 from agentcli.tools.base import (
     EXCLUSIVE,
     PermissionTarget,
@@ -151,29 +151,9 @@ def _size(result: CommandResult) -> str:
 
 
 def _last_program(command: str) -> str:
-    """The program whose exit code bash reports: the first word of the last simple command."""
-    tokens = _tokens(command) or []
-    for index in range(len(tokens) - 1, -1, -1):
-        if tokens[index] in _SEPARATORS:
-            tokens = tokens[index + 1 :]
-            break
-    words = [t for t in tokens if "=" not in t or t.startswith("=")]
-    return Path(words[0]).name if words else ""
-
-
-# --- the read-only classifier -------------------------------------------------------------
-
-_SEPARATORS = {"|", "&&", "||", ";"}
-
-
-def _tokens(command: str) -> list[str] | None:
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>()")
-    lexer.whitespace_split = True
-    lexer.commenters = ""  # a `#` inside a word must not hide what follows it
-    try:
-        return list(lexer)
-    except ValueError:
-        return None
+    """The program whose exit code bash reports: the name of the last simple command."""
+    parsed = parse_command(command)
+    return Path(parsed.parts[-1].name).name if parsed.ok and parsed.parts else ""
 
 
 def is_read_only_command(command: str) -> bool:
