@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import io
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
+from agentcli.config import data_home
 from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.testing import ScriptedModel, respond, text, tool_use
@@ -157,3 +159,20 @@ async def test_resume_forgets_what_the_previous_session_read(workspace: Path) ->
     assert (workspace / "notes.txt").read_text() == "keep me\n"
     result = model.requests[3].messages[-1].tool_results[0]
     assert result.is_error and "has not been read in this session" in result.content
+
+
+async def test_check_keeps_long_output_in_the_session_data_dir(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/check spills a long check output where the task's checks do (the session's data
+    directory), not into a fresh temporary directory nobody removes."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    keys = "/accept python3 -c 'print(\"x\" * 200_000)'\r/check\r/exit\r"
+    out, repl = await session(workspace, ScriptedModel([]), keys)
+    assert "✓ verified: 1/1 checks passed" in out
+    assert [p.name for p in temp.iterdir() if p.name.startswith("agentcli-acceptance")] == []
+    assert repl.session_id is not None
+    assert list((data_home() / "sessions" / repl.session_id / "spill").glob("check-*.txt"))

@@ -137,6 +137,7 @@ async def check(repl: Repl, arg: str) -> None:
             repl.workspace,
             view,
             sandbox=manager.tool_context.sandbox,
+            spill_dir=manager.tool_context.data_dir / "spill",
         )
     )
     repl.status.task_started = None
