@@ -9,6 +9,7 @@ import os
 import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prompt_toolkit.input import PipeInput, create_pipe_input
@@ -215,3 +216,24 @@ async def test_deferred_model_takes_the_warmed_client_and_closes_it() -> None:
     assert "claude-test" not in backend._warm_clients  # taken, not shared
     await model.aclose()
     assert client.closed
+
+
+async def test_a_session_that_fails_to_build_is_reported_and_the_repl_goes_on(
+    workspace: Path,
+) -> None:
+    def broken(settings: ReplSettings, events: EventSink, prompter: Prompter) -> Any:
+        raise OSError("disk full")
+
+    out = io.StringIO()
+    with create_pipe_input() as pipe:
+        repl = Repl(
+            ReplSettings(cwd=workspace),
+            console=Console(file=out, width=80, markup=False, highlight=False),
+            input=pipe,
+            output=DummyOutput(),
+            build=broken,
+        )
+        pipe.send_text("do something\r/help\r/exit\r")
+        assert await asyncio.wait_for(repl.run(), 15) == 0
+    assert "internal error: OSError: disk full" in out.getvalue()
+    assert "Show commands and keys." in out.getvalue()

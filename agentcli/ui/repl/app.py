@@ -283,15 +283,15 @@ class Repl:
         if not line.strip():
             return
         parsed = commands.parse(line)
-        if parsed is not None:
-            try:
+        try:
+            if parsed is not None:
                 await commands.dispatch(self, *parsed)
-            except UsageError as exc:
-                self.usage_error(exc)
-            except Exception as exc:  # a broken command must not end the REPL
-                self._internal_error(exc)
-        else:
-            await self.run_task(line.strip())
+            else:
+                await self.run_task(line.strip())
+        except UsageError as exc:
+            self.usage_error(exc)
+        except Exception as exc:  # a broken command or session must not end the REPL
+            self._internal_error(exc)
         self.console.print()
 
     async def run_task(self, prompt: str) -> None:
