@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from agentcli.config import data_home
 from agentcli.errors import UsageError
-from agentcli.events import EventSink, Notice
 from agentcli.ids import new_id
 from agentcli.messages import Message
 from agentcli.store import queries
@@ -26,6 +25,7 @@ from agentcli.store.sqlite import SqliteJournal
 
 if TYPE_CHECKING:
     from agentcli.conversation import ConversationManager
+    from agentcli.events import EventSink
 
 SHORT_TEXT = 300
 
@@ -71,6 +71,7 @@ def open_session(
 ) -> OpenedSession:
     """Create a new session, or reopen `resumed` and recover it before anything else."""
     from agentcli.checkpoints import Checkpointer
+    from agentcli.events import Notice  # here: `sessions list/show` and `undo` never need it
 
     conn = connect()
     if resumed is None:
