@@ -10,12 +10,14 @@ directories and paths matched by `.gitignore` patterns at the workspace root.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -40,23 +42,34 @@ class Snapshot:
         return self.version.removeprefix("git:") if self.version.startswith("git:") else None
 
 
+@functools.cache
+def _gitpython() -> ModuleType | None:
+    """GitPython, imported on first use (its import, and the `git version` probe it runs, is
+    ~0.1 s that commands and `run`'s first request should not wait for); None when no working
+    git executable exists, since GitPython then refuses to import."""
+    try:
+        import git
+    except ImportError:
+        return None
+    return git
+
+
 def find_repo(workspace: Path) -> git.Repo | None:
     """The git repository whose trees can represent the workspace: None outside git, and also
     when the repository ignores the workspace (a scratch or build directory), since its trees
     would never change with the workspace's files."""
-    # GitPython is imported on first use: its import (and the `git version` probe it runs) is
-    # ~0.1 s that commands and `run`'s first request should not wait for.
-    import git
-
+    gitpython = _gitpython()
+    if gitpython is None:
+        return None
     try:
-        repo = git.Repo(workspace, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        repo: git.Repo = gitpython.Repo(workspace, search_parent_directories=True)
+    except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
         return None
     root = repo.working_tree_dir
     if root is not None and Path(root).resolve() != workspace.resolve():
         try:
             repo.git.check_ignore("-q", str(workspace.resolve()))
-        except git.GitCommandError:
+        except gitpython.GitCommandError:
             return repo  # exit 1: not ignored
         return None
     return repo
@@ -77,11 +90,11 @@ class SnapshotError(Exception):
 def take_snapshot(workspace: Path) -> Snapshot:
     """The workspace's artifact version. A git failure (e.g. a corrupt index) falls back to a
     file-tree hash, with a note saying so; SnapshotError if that is impossible too."""
-    import git
-
     repo = find_repo(workspace)
     note: str | None = None
     if repo is not None and not repo.bare and repo.working_tree_dir is not None:
+        import git  # importable: find_repo found a repository
+
         try:
             return Snapshot(
                 version=f"git:{write_worktree_tree(repo)}", repo_root=Path(repo.working_tree_dir)

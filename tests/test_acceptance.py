@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -433,3 +434,35 @@ def test_changed_files_names_unicode_and_spaced_paths_as_they_are(
     (root / "ünï cödé.txt").write_text("hi\n")
     (root / "plain.txt").write_text("x\n")
     assert changed_files(before, take_snapshot(root), root) == ["plain.txt", "ünï cödé.txt"]
+
+
+def test_without_a_git_executable_the_workspace_is_hashed_as_files(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """GitPython refuses to import when no git executable works; that must mean "hash the
+    files", not a failed task."""
+    git_repo(workspace)
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    code = (
+        "from pathlib import Path\n"
+        "from agentcli.checkpoints import Checkpointer\n"
+        "from agentcli.snapshots import find_repo, take_snapshot\n"
+        "from agentcli.store.sqlite import SqliteJournal\n"
+        "print(take_snapshot(Path('.')).version, find_repo(Path('.')))\n"
+        "journal = SqliteJournal.create('S1', workspace=Path('.').resolve(), model='m')\n"
+        "journal.task_started('T1', 'p')\n"
+        "Checkpointer(journal.conn, Path('.')).before_change('T1', None)\n"
+        "print(journal.conn.execute('SELECT kind FROM checkpoints').fetchone()[0])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=workspace,
+        env={**os.environ, "PATH": str(empty_bin)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [done.stdout.split()[0], "None", "files"]
+    assert done.stdout.startswith("files:")
