@@ -263,6 +263,19 @@ def _collect_garbage_again() -> None:
         gc.enable()
 
 
+def terminal_prompter() -> Prompter | None:
+    """In a terminal, `run` asks (on stderr, so stdout keeps only the answer); without one
+    (stdin or stderr not a TTY) there is no one to ask and every ask is a denial."""
+    if not (sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    from prompt_toolkit.output import create_output
+    from rich.console import Console
+
+    from agentcli.ui.prompter import TerminalPrompter
+
+    return TerminalPrompter(Console(file=sys.stderr), output=create_output(stdout=sys.stderr))
+
+
 def run_command(options: RunOptions) -> int:
     """Run one task; return the process exit code. UsageError propagates (exit 2)."""
     if options.output_format not in ("text", "json", "stream-json"):
@@ -272,7 +285,7 @@ def run_command(options: RunOptions) -> int:
         )
     prompt = read_task(options.task)
     events = event_sink(options)
-    manager = build_manager(options, events)
+    manager = build_manager(options, events, prompter=terminal_prompter())
     _collect_garbage_again()
     result = asyncio.run(_run_with_signals(manager, prompt))
     print_result(result, options.output_format, quiet=options.quiet)
