@@ -7,8 +7,9 @@ at once, so the time between two model calls is all agentcli: keeping the respon
 it, the permission check, running the read, journaling the result, and building the next
 request. Target ≤ 2 ms per turn (median).
 
-Peak memory: tracemalloc's peak over a whole 200-turn task, next to the size of the history it
-produced (what the model would be sent on the last turn).
+Peak memory: tracemalloc's peak over a whole 200-turn task (Python allocations; SQLite's own
+page cache is not traced), next to the size of the history it produced (what the model would be
+sent on the last turn).
 
 `python -m bench.bench_loop --profile` prints a pyinstrument profile of the turns instead.
 """

@@ -2,7 +2,8 @@
 
 - `agentcli --version` / `--help` / `sessions list` / `doctor` / `undo` vs `python -c pass`
 - time to first request: `agentcli run` vs a minimal script that imports the SDK and sends one
-  streaming request, both against the same local fake Messages API server.
+  streaming request, both against the same local fake Messages API server; `run` also in a
+  git repository, whose start snapshot (a git tree of the working copy) it takes.
 
 Byte-code is cached in a temporary PYTHONPYCACHEPREFIX (warmed by an untimed first run), even
 where PYTHONDONTWRITEBYTECODE is set: an installed agentcli has its .pyc files, like the SDK, and
@@ -23,6 +24,7 @@ from pathlib import Path
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text
 
 REPEAT = 5
+REPO_FILES = 2000
 
 MINIMAL_SDK_SCRIPT = """
 import anthropic, os
@@ -126,23 +128,47 @@ def _measure(env: dict[str, str], cwd: str) -> list[tuple[str, str]]:
                 f"{wall * 1000:.0f} ms ({wall / baseline:.1f}x; target ≤ {target_ms} ms)",
             )
         )
-    sdk_runs, our_runs = _interleaved(
+    repo = _git_workspace(Path(cwd).parent / "repo")
+    sdk_runs, *our_runs = _interleaved(
         _time_to_first_request,
-        [[python, "-c", MINIMAL_SDK_SCRIPT], [*agentcli, "run", "hi"]],
+        [
+            [python, "-c", MINIMAL_SDK_SCRIPT],
+            [*agentcli, "run", "hi"],
+            [*agentcli, "run", "-C", str(repo), "hi"],
+        ],
         env,
         cwd,
     )
-    sdk, ours = statistics.median(sdk_runs), statistics.median(our_runs)
-    extra = statistics.median(o - b for o, b in zip(our_runs, sdk_runs, strict=True))
+    sdk = statistics.median(sdk_runs)
     rows.append(("first request: bare SDK script", f"{sdk * 1000:.0f} ms"))
-    rows.append(
-        (
-            "first request: agentcli run",
-            f"{ours * 1000:.0f} ms ({ours / sdk:.2f}x; +{extra * 1000:.0f} ms, median of "
-            "paired runs; target ≤ +300 ms)",
+    for label, runs in zip(
+        ("agentcli run", f"agentcli run, git repo of {REPO_FILES} files"), our_runs, strict=True
+    ):
+        ours = statistics.median(runs)
+        extra = statistics.median(o - b for o, b in zip(runs, sdk_runs, strict=True))
+        rows.append(
+            (
+                f"first request: {label}",
+                f"{ours * 1000:.0f} ms ({ours / sdk:.2f}x; +{extra * 1000:.0f} ms, median of "
+                "paired runs; target ≤ +300 ms)",
+            )
         )
-    )
     return rows
+
+
+def _git_workspace(path: Path) -> Path:
+    """A committed repository of REPO_FILES small files: `run` snapshots it at the start."""
+    for n in range(REPO_FILES):
+        package = path / f"pkg{n // 100}"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / f"m{n}.py").write_text(f"def f():\n    return {n}\n")
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run(
+            ["git", "-c", "user.email=bench@example.com", "-c", "user.name=bench", *args],
+            cwd=path,
+            check=True,
+        )
+    return path
 
 
 if __name__ == "__main__":
