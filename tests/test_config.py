@@ -10,6 +10,7 @@ import pytest
 from agentcli.errors import UsageError
 from agentcli.events import discard
 from agentcli.testing import ScriptedModel
+from agentcli.trust import set_trusted
 from agentcli.ui.run import RunOptions, build_manager
 
 
@@ -17,6 +18,7 @@ def write_config(workspace: Path, text: str) -> Path:
     path = workspace / ".agentcli" / "config.toml"
     path.parent.mkdir(exist_ok=True)
     path.write_text(text)
+    set_trusted(workspace, True)  # an untrusted workspace's file could not set these at all
     return path
 
 

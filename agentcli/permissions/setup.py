@@ -3,7 +3,8 @@
 Config keys (any level; see `agentcli.config`): `allow` / `ask` / `deny` rule lists (also under
 `[permissions]`), `permissions.denial_limit` (denials in one task before it stops, default 3),
 `sandbox.enabled` (default: on in auto mode only; never in yolo), `sandbox.writable` (extra
-writable directories for sandboxed commands), `sandbox.network` (default false).
+writable directories for sandboxed commands), `sandbox.network` (default false). In a workspace
+the user has not trusted, its in-repo files cannot loosen any of these (`agentcli.config`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from agentcli.permissions import PermissionMode
 from agentcli.permissions.policy import RulePolicy
 from agentcli.permissions.rules import RuleKind, RuleSet
 from agentcli.tools.base import CommandSandbox
+from agentcli.trust import is_trusted, user_rules_path
 
 if TYPE_CHECKING:  # the sandbox modules load only when a session uses the sandbox
     from agentcli.sandbox.runner import LandlockSandbox
@@ -48,9 +50,12 @@ def build_policy(
     sandbox_network: bool = False,
     flag_ask: Sequence[str] = (),
     persist: bool = True,
+    trusted: bool | None = None,
 ) -> RulePolicy:
     """The policy for a session. Malformed rules are a UsageError naming their source.
-    "Always" answers are saved to `<workspace>/.agentcli/config.local.toml` when `persist`."""
+    "Always" answers are saved when `persist`: to `<workspace>/.agentcli/config.local.toml` if
+    the workspace is `trusted` (None: ask the trust store, not --trust-project, which lasts one
+    run), else to the user's data dir, since that file would be ignored next time."""
     rules = RuleSet()
     for kind in RuleKind:
         rules.add(kind, (file_rules or {}).get(kind.value, ()), "config files")
@@ -63,10 +68,16 @@ def build_policy(
         sandbox_available=sandbox_available,
         sandbox_problem=sandbox_problem,
         sandbox_network=sandbox_network,
-        persist_to=project_config_paths(workspace)[1] if persist else None,
+        persist_to=_always_answers_path(workspace, trusted) if persist else None,
         user_config_dir=user_config_path().parent,
         workspace=workspace,
     )
+
+
+def _always_answers_path(workspace: Path, trusted: bool | None) -> Path:
+    if trusted is None:
+        trusted = is_trusted(workspace)
+    return project_config_paths(workspace)[1] if trusted else user_rules_path(workspace)
 
 
 def uses_sandbox(mode: PermissionMode, files: FileConfig) -> bool:

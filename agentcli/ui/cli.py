@@ -99,6 +99,12 @@ def run(
         str, typer.Option("--output-format", help="text, json or stream-json.")
     ] = "text",
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress on stderr.")] = False,
+    trust_project: Annotated[
+        bool,
+        typer.Option(
+            "--trust-project", help="Apply this workspace's .agentcli config for this run only."
+        ),
+    ] = False,
 ) -> None:
     """Run one task, then exit."""
     from agentcli.ui.run import RunOptions, run_command
@@ -121,6 +127,7 @@ def run(
             continue_=continue_,
             output_format=output_format,
             quiet=quiet,
+            trust_project=trust_project,
         )
     )
     raise typer.Exit(code)
@@ -184,6 +191,20 @@ def doctor(cwd: _CwdOption = None) -> None:
     from agentcli.ui.doctor import doctor_command
 
     raise typer.Exit(doctor_command(cwd))
+
+
+@app.command()
+def trust(
+    path: Annotated[
+        Path | None, typer.Argument(help="Workspace directory (default: current).")
+    ] = None,
+    list_: Annotated[bool, typer.Option("--list", help="List the trusted workspaces.")] = False,
+    revoke: Annotated[bool, typer.Option("--revoke", help="Stop trusting it.")] = False,
+) -> None:
+    """Trust a workspace: let its own .agentcli config allow things and set the mode."""
+    from agentcli.trust import trust_command
+
+    raise typer.Exit(trust_command(path, list_=list_, revoke=revoke))
 
 
 def run_app(args: list[str]) -> int:

@@ -1,8 +1,9 @@
 """`agentcli doctor`: what agentcli will use here, and what is missing.
 
 Reports the model configuration (without importing the SDK), whether an API key is present
-(never its value), the config files found, git and ripgrep, and what the OS sandbox can
-enforce on this kernel, i.e. what auto mode will do.
+(never its value), the config files found, whether the workspace is trusted (and so what of its
+in-repo config is ignored), git and ripgrep, and what the OS sandbox can enforce on this kernel,
+i.e. what auto mode will do.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from agentcli import __version__
-from agentcli.config import DEFAULT_MODEL, load_file_config
+from agentcli.config import DEFAULT_MODEL, FileConfig, load_file_config
 from agentcli.sandbox.support import sandbox_report
 from agentcli.tools.ripgrep import find_rg
 
@@ -35,11 +36,24 @@ def doctor_lines(workspace: Path) -> list[str]:
         ),
         f"API key: {key} is set" if key else "API key: missing (export ANTHROPIC_API_KEY=…)",
         "config files: " + (", ".join(str(p) for p in files.sources) or "none"),
+        *_trust_lines(workspace, files),
         f"permission mode: {files.get('permission_mode', 'default')}",
         f"git: {_git_version()}",
         f"ripgrep: {find_rg() or 'not found (grep and glob use the slower Python fallback)'}",
     ]
     return lines + sandbox_report()
+
+
+def _trust_lines(workspace: Path, files: FileConfig) -> list[str]:
+    if files.trusted:
+        return ["workspace trust: trusted (its .agentcli config applies; agentcli trust --revoke)"]
+    from agentcli.trust import user_rules_path
+
+    return [
+        "workspace trust: not trusted (its .agentcli config can only narrow permissions; "
+        f'"always" answers are kept in {user_rules_path(workspace)}; agentcli trust to trust it)',
+        *(f"  ignored in {path}: {'; '.join(items)}" for path, items in files.ignored.items()),
+    ]
 
 
 def _git_version() -> str:

@@ -16,11 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.acceptance import AcceptanceSettings, resolve_commands
-from agentcli.config import DEFAULT_MODEL, FileConfig, data_home, load_file_config
+from agentcli.config import (
+    DEFAULT_MODEL,
+    FileConfig,
+    data_home,
+    load_file_config,
+    untrusted_notice,
+)
 from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import TerminalReason, UsageError
-from agentcli.events import EventSink
+from agentcli.events import EventSink, Notice
 from agentcli.instructions import system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
@@ -52,6 +58,8 @@ class RunOptions:
     continue_: bool = False
     output_format: str = "text"
     quiet: bool = False
+    trust_project: bool = False
+    """Apply the workspace's in-repo config for this run even if it is not trusted."""
 
 
 def read_task(task: str | None) -> str:
@@ -131,7 +139,7 @@ def build_manager(
     """The session for `run` (and, with a deferred model and a terminal prompter, the REPL)."""
     resumed = find_resumed(options.resume, options.continue_, resolve_workspace(options.cwd))
     workspace = resolve_workspace(options.cwd or (Path(resumed.workspace) if resumed else None))
-    files = load_file_config(workspace)
+    files = file_config(options, workspace, events)
     model_name = (
         options.model
         or os.environ.get("AGENTCLI_MODEL")
@@ -180,6 +188,19 @@ def build_manager(
         acceptance=acceptance,
         convergence=convergence,
     )
+
+
+def file_config(options: RunOptions, workspace: Path, events: EventSink) -> FileConfig:
+    """The config files (in-repo ones only as far as the workspace is trusted). What was ignored
+    is said once: as a Notice (stream-json, the REPL; text progress prints it on stderr) and on
+    stderr wherever the Notice would not land there."""
+    files = load_file_config(workspace, trusted=True if options.trust_project else None)
+    notice = untrusted_notice(files)
+    if notice is not None:
+        events(Notice(level="warning", message=notice))
+        if isinstance(events, StreamJson) or (isinstance(events, TextProgress) and events.quiet):
+            sys.stderr.write(f"agentcli: {notice}\n")
+    return files
 
 
 def permission_mode(options: RunOptions, files: FileConfig) -> PermissionMode:

@@ -20,6 +20,7 @@ from agentcli.permissions.setup import build_policy
 from agentcli.permissions.shell import SimpleCommand, parse_command
 from agentcli.permissions.suggest import command_rule, path_rule
 from agentcli.tools.base import PermissionTarget, Risk
+from agentcli.trust import set_trusted
 
 
 @pytest.mark.parametrize(
@@ -112,6 +113,7 @@ def test_always_persists_so_the_next_session_does_not_ask(tmp_path: Path) -> Non
 
 
 def test_a_rule_that_cannot_be_saved_still_holds_for_the_session(tmp_path: Path) -> None:
+    set_trusted(tmp_path, True)  # "always" answers go to config.local.toml
     (tmp_path / ".agentcli").mkdir()
     (tmp_path / ".agentcli" / "config.local.toml").write_text("allow = [\n")  # broken TOML
     policy = build_policy(mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=False)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
+from agentcli.trust import set_trusted
 
 
 @pytest.fixture
@@ -92,6 +93,7 @@ def test_allow_flags_and_config_rules_let_calls_through(
 ) -> None:
     (workspace / ".agentcli").mkdir()
     (workspace / ".agentcli" / "config.toml").write_text('allow = ["write(src/**)"]\n')
+    set_trusted(workspace, True)
     server.push(
         stream_message([tool_use("shell", {"command": "echo built > out.txt"}, id="c1")]),
         stream_message([tool_use("write_file", {"path": "src/a.py", "content": "a\n"}, id="c2")]),

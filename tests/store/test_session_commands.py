@@ -103,6 +103,9 @@ def test_session_commands_never_import_the_model_sdk(conn: Any, workspace: Path)
         ["sessions", "show", "01FAST"],
         ["sessions", "export", "01FAST"],
         ["undo", "-C", str(workspace)],
+        ["trust", str(workspace)],
+        ["trust", "--list"],
+        ["trust", "--revoke", str(workspace)],
     ]
     script = (
         "import contextlib, io, json, sys\n"
@@ -121,7 +124,7 @@ def test_session_commands_never_import_the_model_sdk(conn: Any, workspace: Path)
         check=True,
     )
     # undo has nothing to undo here (exit 1); every command ran in-process.
-    assert done.stdout.strip() == "[0, 0, 0, 0, 1] False"
+    assert done.stdout.strip() == "[0, 0, 0, 0, 1, 0, 0, 0] False"
 
 
 def test_a_journal_path_that_is_not_a_directory_is_a_usage_error(
