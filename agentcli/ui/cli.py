@@ -34,12 +34,43 @@ def root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
+    model: Annotated[
+        str | None, typer.Option("-m", "--model", help="REPL: model id.", show_default=False)
+    ] = None,
+    cwd: Annotated[
+        Path | None, typer.Option("-C", "--cwd", help="REPL: workspace directory.")
+    ] = None,
+    permission_mode: Annotated[
+        str | None, typer.Option("--permission-mode", help="REPL: permission mode.")
+    ] = None,
+    allow: Annotated[list[str], typer.Option("--allow", help="REPL: allow rule. Repeatable.")] = [],  # noqa: B006
+    deny: Annotated[list[str], typer.Option("--deny", help="REPL: deny rule. Repeatable.")] = [],  # noqa: B006
+    accept: Annotated[
+        list[str], typer.Option("--accept", help="REPL: acceptance check. Repeatable.")
+    ] = [],  # noqa: B006
 ) -> None:
-    """Start the interactive REPL when no command is given."""
-    if ctx.invoked_subcommand is None:
-        from agentcli.ui.repl import main as repl_main
+    """Start the interactive REPL when no command is given (options before a command are the
+    REPL's)."""
+    given = model or cwd or permission_mode or allow or deny or accept
+    if ctx.invoked_subcommand is not None:
+        if given:
+            raise UsageError(
+                f"options before '{ctx.invoked_subcommand}' are for the REPL",
+                hint=f"put them after the command: agentcli {ctx.invoked_subcommand} [OPTIONS]",
+            )
+        return
+    from agentcli.ui.repl import ReplSettings
+    from agentcli.ui.repl import main as repl_main
 
-        raise typer.Exit(repl_main())
+    settings = ReplSettings(
+        cwd=cwd,
+        model=model,
+        permission_mode=permission_mode,
+        allow=list(allow),
+        deny=list(deny),
+        accept=list(accept),
+    )
+    raise typer.Exit(repl_main(settings))
 
 
 @app.command()

@@ -39,7 +39,7 @@ ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-B]|[=>
 class Terminal:
     """The REPL in a pty; `expect` looks for text as the user would read it (styles removed)."""
 
-    def __init__(self, workspace: Path, server: FakeMessagesServer, **env: str) -> None:
+    def __init__(self, workspace: Path, server: FakeMessagesServer, *args: str, **env: str) -> None:
         environment = {
             **os.environ,
             "ANTHROPIC_BASE_URL": server.base_url,
@@ -52,7 +52,7 @@ class Terminal:
         }
         self.child = pexpect.spawn(
             sys.executable,
-            ["-m", "agentcli"],
+            ["-m", "agentcli", *args],
             cwd=str(workspace),
             env=environment,
             dimensions=(24, 80),
@@ -225,3 +225,18 @@ def test_permission_prompt_then_ctrl_c_kills_the_running_command(
         if block.get("type") == "tool_result"
     ]
     assert len(results) == 1 and results[0]["is_error"]
+
+
+def test_options_before_any_command_configure_the_repl(
+    workspace: Path, server: FakeMessagesServer
+) -> None:
+    term = Terminal(workspace, server, "-m", "claude-opus-4-5", "--permission-mode", "read-only")
+    term.prompt()
+    term.send("/model\r")
+    term.expect("claude-opus-4-5")
+    term.prompt()
+    term.send("/mode\r")
+    term.expect("read-only")
+    term.prompt()
+    term.send("\x04")
+    assert term.exit_code() == 0
