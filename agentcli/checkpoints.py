@@ -274,6 +274,19 @@ def undo(conn: sqlite3.Connection, workspace: Path, task_id: str | None = None) 
     return result
 
 
+def task_preimages(
+    conn: sqlite3.Connection, workspace: Path, task_id: str
+) -> dict[str, bytes | None]:
+    """What each file the task changed held before the task (None: it did not exist), from
+    its checkpoint: for `/diff`, including files changed by commands. UndoError if the task
+    has no usable checkpoint."""
+    row = _pick(conn, workspace.resolve(), task_id)
+    if row["kind"] == "failed":
+        raise UndoError(f"task {task_id} has no checkpoint ({row['error']})")
+    plan = _git_plan(row) if row["kind"] == "git" else _files_plan(conn, row)
+    return {rel: None if saved is None else saved[0] for rel, saved in plan.contents.items()}
+
+
 def _pick(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> sqlite3.Row:
     if task_id is not None:
         row = _checkpoint_row(conn, task_id.strip().upper())

@@ -77,6 +77,31 @@ async def test_accept_check_diff_undo(workspace: Path) -> None:
     assert "Traceback" not in out
 
 
+@pytest.mark.parametrize("in_git", [False, True])
+async def test_diff_shows_changes_made_by_commands(workspace: Path, in_git: bool) -> None:
+    import subprocess
+
+    (workspace / "app.cfg").write_text("mode = slow\n")
+    if in_git:
+        for args in (["init", "-q"], ["add", "."]):
+            subprocess.run(["git", *args], cwd=workspace, check=True)
+        subprocess.run(
+            ["git", "-c", "user.email=t@e", "-c", "user.name=t", "commit", "-qm", "i"],
+            cwd=workspace,
+            check=True,
+        )
+    model = ScriptedModel(
+        [
+            respond(tool_use("shell", {"command": "sed -i s/slow/fast/ app.cfg"})),
+            respond(text("Switched to fast.")),
+        ]
+    )
+    out, _ = await session(workspace, model, "make it fast\ry/diff\r/exit\r")
+    assert (workspace / "app.cfg").read_text() == "mode = fast\n"
+    assert "+++ b/app.cfg" in out and "-mode = slow" in out and "+mode = fast" in out
+    assert "no copy from before" not in out
+
+
 async def test_sessions_and_resume(workspace: Path) -> None:
     first = ScriptedModel([respond(text("The answer is 42."))])
     keys = "what is the answer?\r/model claude-haiku-4-5\r/mode accept-edits\r/exit\r"

@@ -159,29 +159,45 @@ async def check(repl: Repl, arg: str) -> None:
 
 # -- /diff and /undo -------------------------------------------------------------------------
 async def diff(repl: Repl, arg: str) -> None:
-    """The changes of the last task: a diff of every file agentcli's file tools changed
-    (from before the task to now), and the names of files changed otherwise (by commands)."""
+    """The changes of the last task, from before the task to now: every file it changed,
+    through agentcli's file tools or through commands (from the task's checkpoint)."""
     view, result = repl.view, repl.last_result
     if view is None or result is None:
         repl.say("no task has run in this session yet")
         return
+    before = dict(view.first_images)
+    others = [name for name in result.changed_files if name not in before]
+    if others:
+        before.update(await _checkpoint_images(repl, result.task_id, others))
     shown = 0
-    for path, before in view.first_images.items():
-        change = file_diff(path, before, read_image(repl.workspace, {"path": path}))
+    for path, image in before.items():
+        change = file_diff(path, image, read_image(repl.workspace, {"path": path}))
         if change is not None:
             repl.console.print(
                 diff_text(change.lines, max_lines=400, indent="  "), end="", soft_wrap=True
             )
             shown += 1
-    others = [name for name in result.changed_files if name not in view.first_images]
-    if others:
+    missing = [name for name in others if name not in before]
+    if missing:
         repl.say(
-            "also changed (by commands; no diff kept): "
-            + ", ".join(others[:20])
-            + (f" and {len(others) - 20} more" if len(others) > 20 else "")
+            "also changed (no copy from before the task to diff against): "
+            + ", ".join(missing[:20])
+            + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
         )
-    if not shown and not others:
-        repl.say("the last task changed no files (or its changes were undone)")
+    if not shown and not missing:
+        repl.say("the last task changed no text files (or its changes were undone)")
+
+
+async def _checkpoint_images(repl: Repl, task_id: str, names: list[str]) -> dict[str, bytes | None]:
+    from agentcli.checkpoints import UndoError, task_preimages
+    from agentcli.store.db import connect
+
+    workspace = repl.workspace
+    try:
+        images = await asyncio.to_thread(lambda: task_preimages(connect(), workspace, task_id))
+    except UndoError:
+        return {}
+    return {name: images[name] for name in names if name in images}
 
 
 async def undo(repl: Repl, arg: str) -> None:
