@@ -10,7 +10,6 @@ matches every call of that tool.
 
 from __future__ import annotations
 
-import enum
 import fnmatch
 import functools
 import re
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 
 from agentcli.errors import UsageError
 from agentcli.globs import glob_to_regex
+from agentcli.permissions import Decision
 
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _ALIASES = {"bash": "shell", "edit": "write"}
@@ -26,10 +26,8 @@ PATH_CLASSES = frozenset({"read", "write"})
 BUILTIN_CLASSES = frozenset({"read", "write", "shell"})
 
 
-class RuleKind(enum.StrEnum):
-    ALLOW = "allow"
-    ASK = "ask"
-    DENY = "deny"
+# A rule's kind is the decision it makes: one enum, not two with the same three values.
+RuleKind = Decision
 
 
 @dataclass(frozen=True, slots=True)
