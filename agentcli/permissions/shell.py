@@ -84,10 +84,7 @@ def parse_command(source: str) -> ParsedCommand:
         parsed.error = "the command is empty"
         return parsed
     rewritten, quoted_heredocs = _unquote_heredoc_delimiters(source)
-    # Imported here: bashlex builds its LALR tables at import (~0.5 s), which commands that never
-    # classify a shell command (and `run` before its first request) should not pay.
-    import bashlex
-
+    bashlex = _bashlex()
     try:
         trees = bashlex.parse(rewritten)
     except Exception as exc:  # bashlex raises several unrelated types, including NotImplemented
@@ -100,6 +97,39 @@ def parse_command(source: str) -> ParsedCommand:
         # bashlex drops comments; where it and bash disagree on one, a command could hide.
         walker.unsafe("a comment")
     return parsed
+
+
+_BASHLEX: Any = None
+
+
+def _bashlex() -> Any:
+    """Import bashlex on first use, with its `${` bug closed.
+
+    Imported lazily: bashlex builds its LALR tables at import (~0.5 s), which commands that
+    never classify a shell command (and `run` before its first request) should not pay.
+
+    bashlex 0.18 loops forever, growing memory, on a word holding `${` with no `}` after it
+    (`echo ${`): `_paramexpand` takes `str.find`'s -1 as the end and restarts the word at 0.
+    Bash calls that a bad substitution, so it is raised as a parse error here, and the command
+    is never narrowly matched.
+    """
+    global _BASHLEX
+    if _BASHLEX is None:
+        import bashlex
+        import bashlex.errors
+        import bashlex.subst
+
+        paramexpand = bashlex.subst._paramexpand
+
+        def guarded(parserobj: Any, string: str, sindex: int) -> Any:
+            brace = sindex + 1
+            if string[brace : brace + 1] == "{" and string.find("}", brace + 1) == -1:
+                raise bashlex.errors.ParsingError("bad substitution: no closing '}'", string, brace)
+            return paramexpand(parserobj, string, sindex)
+
+        bashlex.subst._paramexpand = guarded
+        _BASHLEX = bashlex
+    return _BASHLEX
 
 
 _LEAVES = frozenset(
@@ -223,8 +253,8 @@ class _Walker:
             if not quoted and re.search(r"\$|`", heredoc.value):
                 self.unsafe("a here-document that expands")
             return None
-        if isinstance(output, int) or output is None:
-            return None  # a file-descriptor duplication such as 2>&1
+        if isinstance(output, (int, str)) or output is None:
+            return None  # a file-descriptor duplication such as 2>&1, or closing one: >&-
         self.word_parts(output)
         if node.type in _INPUT_REDIRECTS:
             return None

@@ -230,6 +230,34 @@ def test_the_parser_never_raises(text: str) -> None:
     is_read_only(text)
 
 
+# bashlex 0.18 loops forever (memory growing) on `${` with no `}` after it in the same word;
+# CI once lost a worker to it (the property test below found such an input).
+@pytest.mark.parametrize(
+    "command",
+    # Both found by fuzzing; bashlex's tokenizer rejects the plain `echo ${` before the loop.
+    ["echo ok';;;${\\\"'b)\\'", "echo ok'b\\{}${ >({');>\\a<;\\"],
+)
+def test_an_unclosed_parameter_brace_is_a_parse_error_not_a_hang(command: str) -> None:
+    parsed = parse_command(command)
+    assert not parsed.ok
+    assert "no closing '}'" in (parsed.error or "")
+    assert not parsed.narrow_matchable
+
+
+@pytest.mark.parametrize("command", ["echo ok >&-", "echo ok <&- 2>&1"])
+def test_closing_a_file_descriptor_is_no_file_write(command: str) -> None:
+    parsed = parse_command(command)
+    assert parsed.ok, parsed.error
+    assert "redirection into a file" not in parsed.unsafe
+    assert all(not part.file_writes for part in parsed.parts)
+
+
+def test_closed_parameter_braces_still_parse() -> None:
+    parsed = parse_command('echo "${HOME}" ${a} }')
+    assert parsed.ok, parsed.error
+    assert [part.name for part in parsed.parts] == ["echo"]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab $`'\"\\;&|<>(){}\n")), max_size=20))
 def test_whatever_follows_echo_a_narrow_rule_allows_only_echo(suffix: str) -> None:
