@@ -25,6 +25,15 @@ DEFAULT_MODEL = "claude-sonnet-4-5"
 RULE_KEYS = ("allow", "ask", "deny")
 
 
+def resolve_workspace(cwd: Path | None) -> Path:
+    """The workspace `-C/--cwd` names (default: the current directory), resolved; a usage error
+    when it is not a directory, so no command reports on, or records against, a typo."""
+    workspace = (cwd or Path.cwd()).expanduser()
+    if not workspace.is_dir():
+        raise UsageError(f"--cwd {workspace} is not a directory")
+    return workspace.resolve()
+
+
 def data_home() -> Path:
     """The data directory: `$AGENTCLI_HOME`, else the platform's user data dir."""
     override = os.environ.get("AGENTCLI_HOME")

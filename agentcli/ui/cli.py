@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -240,20 +239,13 @@ def trust(
 
 def run_app(args: list[str]) -> int:
     """Run the CLI; UsageError becomes a one-line message and exit code 2."""
-    try:
-        app(args=args, prog_name="agentcli", standalone_mode=True)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except UsageError as exc:
-        sys.stderr.write(f"agentcli: error: {exc.message}\n")
-        if exc.hint:
-            sys.stderr.write(f"  hint: {exc.hint}\n")
-        return 2
-    except Exception as exc:  # a bug: one line for the user, the traceback in a log file
-        from agentcli.ui.errorlog import log_internal_error
+    from agentcli.ui.fastpath import guarded
 
-        log = log_internal_error(exc)
-        where = f" (details in {log})" if log is not None else ""
-        sys.stderr.write(f"agentcli: internal error: {type(exc).__name__}: {exc}{where}\n")
-        return 1
-    return 0
+    def call() -> int:
+        try:
+            app(args=args, prog_name="agentcli", standalone_mode=True)
+        except SystemExit as exc:
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return 0
+
+    return guarded(call)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from agentcli import __version__
-from agentcli.config import DEFAULT_MODEL, FileConfig, load_file_config
+from agentcli.config import DEFAULT_MODEL, FileConfig, load_file_config, resolve_workspace
 from agentcli.sandbox.support import sandbox_report
 from agentcli.tools.ripgrep import find_rg
 
@@ -67,7 +67,7 @@ def _git_version() -> str:
 
 
 def doctor_command(cwd: Path | None) -> int:
-    workspace = (cwd or Path.cwd()).expanduser().resolve()
+    workspace = resolve_workspace(cwd)
     for line in doctor_lines(workspace):
         sys.stdout.write(line + "\n")
     return 0

@@ -21,6 +21,7 @@ from agentcli.config import (
     FileConfig,
     data_home,
     load_file_config,
+    resolve_workspace,
     untrusted_notice,
 )
 from agentcli.convergence import ConvergenceSettings
@@ -82,13 +83,6 @@ def read_task(task: str | None) -> str:
         if context.strip():
             return f"{task}\n\n<stdin>\n{context.rstrip()}\n</stdin>"
     return task
-
-
-def resolve_workspace(cwd: Path | None) -> Path:
-    workspace = (cwd or Path.cwd()).expanduser()
-    if not workspace.is_dir():
-        raise UsageError(f"--cwd {workspace} is not a directory")
-    return workspace.resolve()
 
 
 def build_budget(options: RunOptions, model: str) -> Budget:

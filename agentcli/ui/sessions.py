@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agentcli.config import data_home
+from agentcli.config import data_home, resolve_workspace
 from agentcli.errors import UsageError
 from agentcli.ids import new_id
 from agentcli.messages import Message
@@ -117,7 +117,7 @@ def _short(text: str, limit: int = SHORT_TEXT) -> str:
 
 def sessions_list(workspace: Path | None, all_: bool, out: TextIO = sys.stdout) -> int:
     """`agentcli sessions list`: this workspace's sessions (all with `all_`), newest first."""
-    where = None if all_ else str((workspace or Path.cwd()).resolve())
+    where = None if all_ else str(resolve_workspace(workspace))
     rows = queries.list_sessions(connect(), where)
     if not rows:
         scope = "" if all_ else f" in {where} (--all lists every workspace)"
@@ -216,7 +216,7 @@ def undo_command(
     """`agentcli undo [--task ID]`: 0 when restored, 1 when refused (with the reason)."""
     from agentcli.checkpoints import UndoError, undo
 
-    where = (workspace or Path.cwd()).resolve()
+    where = resolve_workspace(workspace)
     try:
         result = undo(connect(), where, task_id)
     except UndoError as exc:

@@ -1,0 +1,142 @@
+"""The fast path for model-free commands reads arguments exactly as the typer app does, and hands
+everything it is unsure of to typer."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer._click as click
+import typer.main
+
+from agentcli.ui import fastpath
+from agentcli.ui.cli import app
+
+
+def typer_command(path: Sequence[str]) -> tuple[Any, Any]:
+    """The click command typer builds for `path` (e.g. ("sessions", "list")) and its parent
+    context."""
+    command: Any = typer.main.get_command(app)
+    ctx = click.Context(command, info_name="agentcli")
+    for name in path:
+        command = command.get_command(ctx, name)
+        assert command is not None, f"the typer app has no command {' '.join(path)}"
+        ctx = click.Context(command, info_name=name, parent=ctx)
+    return command, ctx.parent
+
+
+def typer_reads(args: Sequence[str]) -> dict[str, Any]:
+    for length in (2, 1):
+        if len(args) >= length and tuple(args[:length]) in fastpath.COMMANDS:
+            command, parent = typer_command(args[:length])
+            return dict(
+                command.make_context(args[length - 1], list(args[length:]), parent=parent).params
+            )
+    raise AssertionError(f"not a fast-path command: {args}")
+
+
+def fast_reads(args: Sequence[str]) -> dict[str, Any]:
+    parsed = fastpath.parse(args)
+    assert parsed is not None, f"the fast path should take {args}"
+    command, kwargs = parsed
+    defaults = {
+        name: param.default
+        for name, param in inspect.signature(command.handler).parameters.items()
+        if param.default is not inspect.Parameter.empty
+    }
+    return {**defaults, **kwargs}
+
+
+@pytest.mark.parametrize("path", list(fastpath.COMMANDS), ids=" ".join)
+def test_the_table_names_only_what_the_typer_app_declares(path: tuple[str, ...]) -> None:
+    spec = fastpath.COMMANDS[path]
+    command, _ = typer_command(path)
+    options = {opt: p for p in command.params if p.param_type_name == "option" for opt in p.opts}
+    for opt, key in spec.options.items():
+        assert opt in options and not options[opt].is_flag and options[opt].name == key, opt
+    for opt, key in spec.flags.items():
+        assert opt in options and options[opt].is_flag and options[opt].name == key, opt
+    arguments = tuple(p.name for p in command.params if p.param_type_name == "argument")
+    assert arguments == spec.positionals
+    handler_takes = set(inspect.signature(spec.handler).parameters)
+    assert handler_takes == {p.name for p in command.params}
+
+
+ACCEPTED = [
+    ["sessions", "list"],
+    ["sessions", "list", "--all"],
+    ["sessions", "list", "-C", "some/dir", "--all"],
+    ["sessions", "list", "--cwd=some dir"],
+    ["sessions", "list", "--all", "--all", "-C", "a", "-C", "b"],
+    ["sessions", "show", "01ABC"],
+    ["sessions", "export", "01ABC"],
+    ["undo"],
+    ["undo", "--task", "t1", "--cwd", "ws"],
+    ["undo", "--task=t1"],
+    ["doctor"],
+    ["doctor", "-C", "ws"],
+]
+
+
+@pytest.mark.parametrize("args", ACCEPTED, ids=" ".join)
+def test_what_the_fast_path_accepts_typer_reads_the_same(args: list[str]) -> None:
+    assert fast_reads(args) == typer_reads(args)
+
+
+HANDED_TO_TYPER = [
+    ["sessions"],
+    ["sessions", "list", "--help"],
+    ["sessions", "list", "-h"],
+    ["sessions", "list", "--al"],
+    ["sessions", "list", "--all=yes"],
+    ["sessions", "list", "extra"],
+    ["sessions", "list", "-C"],
+    ["sessions", "list", "-C", "--all"],
+    ["sessions", "list", "-C=x"],
+    ["sessions", "list", "-Cx"],
+    ["sessions", "list", "--", "--all"],
+    ["sessions", "show"],
+    ["sessions", "show", "a", "b"],
+    ["sessions", "remove", "a"],
+    ["undo", "--task"],
+    ["undo", "now"],
+    ["doctor", "--verbose"],
+    ["run", "task"],
+    ["trust"],
+    ["--model", "x", "doctor"],
+]
+
+
+@pytest.mark.parametrize("args", HANDED_TO_TYPER, ids=" ".join)
+def test_anything_unusual_is_left_to_typer(args: list[str]) -> None:
+    assert fastpath.parse(args) is None
+
+
+@pytest.mark.parametrize("command", [["doctor"], ["undo"], ["sessions", "list"]], ids=" ".join)
+def test_a_workspace_that_is_not_a_directory_is_a_one_line_usage_error(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing"
+    code = fastpath.dispatch([*command, "-C", str(missing)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("agentcli: error: ") and "Traceback" not in err
+    assert str(missing) in err
+
+
+def test_a_bug_is_one_line_exit_code_1_and_a_logged_traceback(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AGENTCLI_HOME", str(tmp_path))
+
+    def broken() -> int:
+        raise KeyError("boom")
+
+    code = fastpath.guarded(broken)
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith("agentcli: internal error: KeyError") and "Traceback" not in err
+    assert "KeyError: 'boom'" in (tmp_path / "errors.log").read_text()
