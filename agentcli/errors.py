@@ -8,6 +8,7 @@
     │   └── FatalToolError         security violation, missing credentials, ...
     ├── RetryableModelError        a model call may succeed if repeated (429, 529, 5xx, cut stream)
     └── UsageError                 bad flags or configuration: exit code 2, nothing was run
+        └── SessionBusyError       another live agentcli process is using the session
 
 Errors carry structured fields, not just a string, so renderers and the JSON result can
 report them precisely.
@@ -127,3 +128,17 @@ class UsageError(AgentError):
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+
+class SessionBusyError(UsageError):
+    """The session is locked by another live agentcli process (see `store.lock`): it cannot be
+    resumed, recovered or undone until that process lets go of it."""
+
+    def __init__(self, session_id: str, pid: int | None) -> None:
+        holder = f" (pid {pid})" if pid is not None else ""
+        super().__init__(
+            f"session {session_id} is in use by another agentcli process{holder}; "
+            "wait for it to finish, or start a new session"
+        )
+        self.session_id = session_id
+        self.pid = pid
