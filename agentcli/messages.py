@@ -44,7 +44,9 @@ class ToolUseBlock:
     """A client tool call proposed by the model.
 
     `complete` is False when the stream ended (e.g. at max_tokens) before the call's input JSON
-    finished arriving; such a call is never executed.
+    finished arriving; such a call is never executed. `input_problem` says why a call whose
+    input is not a JSON object (`[1]`, `"x"`) cannot run; `raw` still holds what was sent, and
+    the call is answered with an `invalid_arguments` error.
     """
 
     id: str
@@ -52,6 +54,7 @@ class ToolUseBlock:
     input: JsonObject
     raw: JsonObject | None = None
     complete: bool = True
+    input_problem: str | None = None
     kind: Literal["tool_use"] = "tool_use"
 
     def to_wire(self) -> JsonObject:
@@ -104,8 +107,17 @@ def block_from_wire(raw: Mapping[str, Any]) -> ContentBlock:
         return ThinkingBlock(
             thinking=str(obj.get("thinking", "")), signature=str(obj.get("signature", "")), raw=obj
         )
-    if kind == "tool_use" and isinstance(obj.get("input"), dict):
-        return ToolUseBlock(id=str(obj["id"]), name=str(obj["name"]), input=obj["input"], raw=obj)
+    if kind == "tool_use" and _is_nonempty_str(obj.get("id")) and isinstance(obj.get("name"), str):
+        tool_input = obj.get("input")
+        if isinstance(tool_input, dict):
+            return ToolUseBlock(id=obj["id"], name=obj["name"], input=tool_input, raw=obj)
+        return ToolUseBlock(
+            id=obj["id"],
+            name=obj["name"],
+            input={},
+            raw=obj,
+            input_problem=f"the input must be a JSON object, not {_json_kind(tool_input)}",
+        )
     if kind == "tool_result":
         return ToolResultBlock(
             tool_use_id=str(obj["tool_use_id"]),
@@ -113,6 +125,19 @@ def block_from_wire(raw: Mapping[str, Any]) -> ContentBlock:
             is_error=bool(obj.get("is_error", False)),
         )
     return OpaqueBlock(type=str(kind), raw=obj)
+
+
+def _is_nonempty_str(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    for kinds, name in (((bool,), "a boolean"), ((int, float), "a number"), ((str,), "a string")):
+        if isinstance(value, kinds):
+            return name
+    return "an array" if isinstance(value, list) else type(value).__name__
 
 
 def _tool_result_text(content: Any) -> str:

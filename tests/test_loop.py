@@ -282,6 +282,8 @@ async def test_bad_tool_calls_become_error_results_not_crashes(workspace: Path) 
                 tool_use("read_file", {}, id="d"),
                 tool_use("explode", {"note": "x"}, id="e"),
                 tool_use("read_file", {"path": "../../etc/passwd"}, id="f"),
+                {"type": "tool_use", "id": "g", "name": "read_file", "input": ["a.txt"]},
+                {"type": "tool_use", "id": "h", "name": "read_file", "input": "a.txt"},
             ),
             respond(text("sorry")),
         ]
@@ -296,6 +298,11 @@ async def test_bad_tool_calls_become_error_results_not_crashes(workspace: Path) 
     assert "missing required field 'path'" in results["d"]
     assert "internal error in explode: RuntimeError: kaboom" in results["e"]
     assert results["f"].startswith("[permission_denied]")
+    assert "must be a JSON object, not an array" in results["g"] and "path" in results["g"]
+    assert "must be a JSON object, not a string" in results["h"]
+    # What the model sent goes back verbatim, each call answered once.
+    assert outcome.messages[1].content[6].to_wire()["input"] == ["a.txt"]
+    assert_valid(outcome)
     assert all(e.is_error for e in events if isinstance(e, ToolCallFinished))
 
 

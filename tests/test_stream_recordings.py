@@ -218,3 +218,42 @@ def test_sse_parser_handles_comments_multiline_data_and_crlf() -> None:
     lines = [": comment\r\n", "event: x\r\n", "data: a\r\n", "data: b\r\n", "\r\n"]
     out = [e for line in lines if (e := parser.feed_line(line)) is not None]
     assert out == [ServerSentEvent(event="x", data="a\nb")]
+
+
+def tool_call_events(*blocks: dict[str, Any]) -> list[ServerSentEvent]:
+    from agentcli.testing.fake_api import message_events
+
+    wire = message_events(blocks, stop_reason="tool_use")
+    return [ServerSentEvent(kind, data) for kind, data in wire]
+
+
+def test_tool_input_that_is_not_an_object_is_kept_and_flagged() -> None:
+    call = {"type": "tool_use", "id": "t1", "name": "read_file", "input": [1, 2]}
+    response = accumulate(tool_call_events(call), lambda _e: None)
+    (block,) = response.message.tool_uses
+    assert block.input == {} and block.input_problem is not None
+    assert "not an array" in block.input_problem
+    assert block.to_wire() == call
+
+
+@pytest.mark.parametrize(
+    ("blocks", "problem"),
+    [
+        (
+            [{"type": "tool_use", "id": "", "name": "read_file", "input": {}}],
+            "no id or name",
+        ),
+        (
+            [
+                {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a"}},
+                {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "b"}},
+            ],
+            "share the id 't1'",
+        ),
+    ],
+)
+def test_tool_calls_that_cannot_be_answered_make_the_response_incomplete(
+    blocks: list[dict[str, Any]], problem: str
+) -> None:
+    with pytest.raises(IncompleteResponseError, match=problem):
+        accumulate(tool_call_events(*blocks), lambda _e: None)

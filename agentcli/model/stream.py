@@ -22,6 +22,7 @@ from agentcli.messages import (
     ContentBlock,
     JsonObject,
     Message,
+    OpaqueBlock,
     ToolUseBlock,
     block_from_wire,
 )
@@ -171,6 +172,7 @@ class StreamAccumulator:
         if self.stop_reason is None:
             raise IncompleteResponseError("response has no stop_reason")
         content = [self._finish_block(self.blocks[i]) for i in sorted(self.blocks)]
+        _check_tool_calls(content)
         return ModelResponse(
             message=Message(role="assistant", content=tuple(content)),
             stop_reason=self.stop_reason,
@@ -194,6 +196,19 @@ class StreamAccumulator:
                 complete=False,
             )
         return block_from_wire(raw)
+
+
+def _check_tool_calls(content: list[ContentBlock]) -> None:
+    """A tool call that cannot be answered makes the response unusable: the next request must
+    carry exactly one tool_result per tool_use id, and the journal records calls by id."""
+    seen: set[str] = set()
+    for block in content:
+        if isinstance(block, OpaqueBlock) and block.type == "tool_use":
+            raise IncompleteResponseError("a tool_use block has no id or name")
+        if isinstance(block, ToolUseBlock):
+            if block.id in seen:
+                raise IncompleteResponseError(f"two tool_use blocks share the id {block.id!r}")
+            seen.add(block.id)
 
 
 def _apply_unknown_delta(raw: JsonObject, delta: JsonObject) -> None:

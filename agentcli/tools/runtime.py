@@ -146,6 +146,15 @@ class ToolRuntime:
                 f"{', '.join(sorted(self.tools))}",
             )
             return None
+        if call.input_problem is not None:
+            self._finish(
+                record,
+                CallStatus.FAILED,
+                ToolErrorKind.INVALID_ARGUMENTS,
+                f"invalid arguments for {tool.name}: {call.input_problem}. "
+                f"Expected input: {_signature(tool)}",
+            )
+            return None
         try:
             args = tool.input_model.model_validate(call.input)
             tool.validate(args, self.ctx)
