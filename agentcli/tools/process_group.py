@@ -39,6 +39,17 @@ class CommandResult:
     """Background processes were still running when the command exited and were stopped."""
 
 
+_LIVE_GROUPS: set[int] = set()
+"""Process groups started by `run_in_group` that may still have members."""
+
+
+def kill_live_groups() -> None:
+    """SIGKILL every command group still running: for an immediate exit (a second Ctrl-C),
+    which skips the graceful stop that cancellation would have done."""
+    for pgid in list(_LIVE_GROUPS):
+        _signal_group(pgid, signal.SIGKILL)
+
+
 def group_alive(pgid: int) -> bool:
     """Whether any live (non-zombie) process is in the process group."""
     proc = Path("/proc")
@@ -136,6 +147,19 @@ async def run_in_group(
         stderr=asyncio.subprocess.STDOUT,
         start_new_session=True,
     )
+    _LIVE_GROUPS.add(proc.pid)
+    try:
+        return await _supervise(proc, collector, timeout_s, started)
+    finally:
+        _LIVE_GROUPS.discard(proc.pid)
+
+
+async def _supervise(
+    proc: asyncio.subprocess.Process,
+    collector: HeadTailCollector,
+    timeout_s: float,
+    started: float,
+) -> CommandResult:
     reader = asyncio.create_task(_pump(proc, collector))
     timed_out = stopped_leftovers = False
     try:

@@ -36,6 +36,7 @@ from agentcli.permissions.setup import build_permissions
 from agentcli.tasks import ExitCode, TaskResult, TaskState
 from agentcli.tools.base import ToolContext
 from agentcli.tools.builtin import builtin_tools
+from agentcli.tools.process_group import kill_live_groups
 from agentcli.ui.render import StreamJson, TextProgress, print_result
 from agentcli.ui.sessions import find_resumed, open_session
 from agentcli.usage import Budget, Usage, price_for
@@ -252,6 +253,7 @@ async def _run_with_signals(manager: ConversationManager, prompt: str) -> TaskRe
         nonlocal signals_seen
         signals_seen += 1
         if signals_seen > 1:
+            kill_live_groups()  # the graceful stop the first signal began is skipped
             os._exit(ExitCode.ABORTED)
         task.cancel()
 

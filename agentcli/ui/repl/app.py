@@ -379,6 +379,9 @@ class Repl:
         self._sigints += 1
         if self._sigints >= FORCE_QUIT_PRESSES:
             sys.stderr.write("\nagentcli: cancel did not finish; quitting\n")
+            from agentcli.tools.process_group import kill_live_groups
+
+            kill_live_groups()  # the graceful stop cancellation began is skipped
             os._exit(130)
         if self._sigints == 1:
             self.console.print(Text("  cancelling…", style="yellow"))
