@@ -6,16 +6,20 @@ hang, and the denial names the rule the user could add.
 
 The real policy is `policy.RulePolicy` (mode × risk × rules, parsed shell commands), built by
 `setup.build_policy` / `setup.build_permissions` (which also sets up the OS sandbox from
-`agentcli.sandbox`); `basic.ModePolicy` is a mode-only stand-in for tests.
+`agentcli.sandbox`); `basic.ModePolicy` is a mode-only stand-in for tests. The policy also says
+which files the search tools leave out (`screen.SearchScreen`).
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agentcli.tools.base import PermissionTarget, Risk
+
+if TYPE_CHECKING:
+    from agentcli.permissions.screen import SearchScreen
 
 
 class Decision(enum.StrEnum):
@@ -70,6 +74,10 @@ class PermissionPolicy(Protocol):
 
     def remember(self, rule: str) -> None:
         """Add an allow rule for the rest of the session (an "always" answer)."""
+
+    def search_screen(self, root: str) -> SearchScreen:
+        """The files a search (grep, glob) under `root` must leave out of its results, once
+        the search itself is allowed (see `agentcli.permissions.screen`)."""
 
 
 class Prompter(Protocol):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from agentcli.permissions import Decision, PermissionMode, Verdict, suggested_rule
+from agentcli.permissions.screen import SearchScreen
 from agentcli.tools.base import PermissionTarget, Risk
 
 
@@ -29,3 +30,6 @@ class ModePolicy:
 
     def remember(self, rule: str) -> None:
         self.allowed.add(rule)
+
+    def search_screen(self, root: str) -> SearchScreen:
+        return SearchScreen()  # no rules, so every read is allowed

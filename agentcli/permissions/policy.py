@@ -16,6 +16,9 @@ Order of precedence, first match wins:
    (reading elsewhere asks); in `auto`, other commands allowed because they run inside the OS
    sandbox, except those that need more than it gives (git commands that change the
    repository, network installs) — those ask; everything else asks.
+
+`search_screen` says which files grep and glob leave out of their results: those a `read(...)`
+deny rule covers, and those of ask rules unless the search itself was asked about.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from agentcli.permissions.commands import (
 )
 from agentcli.permissions.persist import append_allow_rule
 from agentcli.permissions.rules import PATH_CLASSES, RuleKind, RuleSet, parse_rule
+from agentcli.permissions.screen import SearchScreen
 from agentcli.permissions.shell import ParsedCommand, SimpleCommand, parse_command
 from agentcli.permissions.suggest import command_rule, path_rule
 from agentcli.tools.base import PermissionTarget, Risk
@@ -86,6 +90,17 @@ class RulePolicy:
             except (OSError, UsageError) as exc:
                 why = exc.message if isinstance(exc, UsageError) else str(exc)
                 self.notices.append(f"{text} is allowed for this session only: {why}")
+
+    def search_screen(self, root: str) -> SearchScreen:
+        """Files a search under `root` leaves out: those of `read(...)` deny rules, and of ask
+        rules unless the user was asked about the search itself (its root is under one)."""
+        root_target = PermissionTarget(rule_class="read", subject=root, summary=root)
+        asked = self.decide(Risk.READ, root_target).decision is Decision.ASK
+        reads = [rule for rule in self.rules.ask if rule.rule_class == "read"]
+        return SearchScreen(
+            denied=tuple(rule for rule in self.rules.deny if rule.rule_class == "read"),
+            asking=() if asked or self.mode is PermissionMode.YOLO else tuple(reads),
+        )
 
     def _decide_other(self, risk: Risk, target: PermissionTarget) -> Verdict:
         rule_class, subject = target.rule_class, target.subject

@@ -1,11 +1,12 @@
 """Permission rules: `read(GLOB)`, `write(GLOB)`, `shell(PATTERN)` and tool names.
 
 Path globs match workspace-relative paths: `*` and `?` stay within one path segment, `**`
-crosses segments (`src/**` is everything under `src`, `**/*.py` every Python file). A
-relative glob never matches an absolute path. Shell patterns match a simple command's words
-joined by single spaces; `*` matches anything, and a trailing ` *` also matches the bare
-command (`shell(pytest *)` matches `pytest`). A bare tool name (`mytool`, `mytool(*)`)
-matches every call of that tool.
+crosses segments (`src/**` is everything under `src`, `**/*.py` every Python file); `src/**`
+also matches the directory `src` itself, so a rule on everything in a directory covers
+searching or listing it too. A relative glob never matches an absolute path. Shell patterns
+match a simple command's words joined by single spaces; `*` matches anything, and a trailing
+` *` also matches the bare command (`shell(pytest *)` matches `pytest`). A bare tool name
+(`mytool`, `mytool(*)`) matches every call of that tool.
 """
 
 from __future__ import annotations
@@ -84,7 +85,10 @@ def path_glob_matches(pattern: str, subject: str) -> bool:
     subject = subject.removeprefix("./")
     if subject.startswith("/") != pattern.startswith("/"):
         return False
-    return _glob_regex(pattern).fullmatch(subject) is not None
+    if _glob_regex(pattern).fullmatch(subject) is not None:
+        return True
+    # `dir/**` is everything in `dir`: grep or glob over `dir` itself reads all of it.
+    return pattern.endswith("/**") and _glob_regex(pattern[:-3]).fullmatch(subject) is not None
 
 
 def command_pattern_matches(pattern: str, command_text: str) -> bool:

@@ -1,0 +1,181 @@
+"""Which files grep and glob leave out, as a table: mode × search root × file → shown or withheld.
+
+`read(...)` deny rules withhold their files in every mode; ask rules withhold theirs except in
+yolo mode and when the user was asked about the search root itself. A property test ties the
+screen to the policy's own read decision, so the two cannot drift apart. A directory a rule
+names is withheld whole (as ripgrep skips it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentcli.globs import globs_under, rg_glob
+from agentcli.permissions import Decision, PermissionMode
+from agentcli.permissions.policy import RulePolicy
+from agentcli.permissions.setup import build_policy
+from agentcli.tools.base import PermissionTarget, Risk
+
+MODES = (
+    PermissionMode.DEFAULT,
+    PermissionMode.ACCEPT_EDITS,
+    PermissionMode.READ_ONLY,
+    PermissionMode.AUTO,
+    PermissionMode.YOLO,
+)
+DENY = ["read(secrets/**)", "read(**/.env)"]
+ASK = ["read(config/prod/**)"]
+
+
+def policy(mode: PermissionMode, tmp_path: Path, **rules: list[str]) -> RulePolicy:
+    return build_policy(
+        mode=mode,
+        flag_deny=rules.get("deny", DENY),
+        flag_ask=rules.get("ask", ASK),
+        flag_allow=rules.get("allow", ["read(**)"]),
+        workspace=tmp_path,
+        sandbox_available=True,
+        persist=False,
+    )
+
+
+# (search root, file) → per mode (default, accept-edits, read-only, auto, yolo): `s` shown,
+# `w` withheld.
+SCREEN = {
+    (".", "src/app.py"): "sssss",
+    (".", "secrets/key.txt"): "wwwww",
+    (".", "secrets/deep/er/key.txt"): "wwwww",
+    (".", ".env"): "wwwww",
+    (".", "src/.env"): "wwwww",
+    (".", "src/.env.example"): "sssss",
+    (".", "config/prod/db.toml"): "wwwws",
+    (".", "config/dev/db.toml"): "sssss",
+    ("config", "config/prod/db.toml"): "wwwws",
+    # The root is under the ask rule: the user was asked about this search and said yes.
+    ("config/prod", "config/prod/db.toml"): "sssss",
+    ("config/prod", "config/prod/.env"): "wwwww",
+    ("src", "src/secrets/key.txt"): "sssss",  # rule globs are anchored at the workspace
+    (".", "/elsewhere/secrets/key.txt"): "sssss",  # and never match an absolute path
+    (".", "keys/old.env/notes.txt"): "sssss",
+    (".", "keys/.env/notes.txt"): "wwwww",  # in a directory the rule names
+}
+
+
+@pytest.mark.parametrize(("root", "path"), list(SCREEN))
+def test_screen_table(root: str, path: str, tmp_path: Path) -> None:
+    got = "".join(
+        "w" if policy(mode, tmp_path).search_screen(root).withholds(path) else "s" for mode in MODES
+    )
+    assert got == SCREEN[(root, path)], f"modes {[m.value for m in MODES]}"
+
+
+# The search root itself is judged like read_file's target: a denied directory is refused as
+# a whole, a directory under an ask rule asks.
+ROOTS = {
+    "secrets": "ddddd",
+    "secrets/deep": "ddddd",
+    "src/.env": "ddddd",
+    "config/prod": "????a",
+    "config": "aaaaa",
+    ".": "aaaaa",
+}
+
+
+@pytest.mark.parametrize("root", list(ROOTS))
+def test_search_root_table(root: str, tmp_path: Path) -> None:
+    letters = {Decision.ALLOW: "a", Decision.ASK: "?", Decision.DENY: "d"}
+    got = "".join(
+        letters[
+            policy(mode, tmp_path).decide(Risk.READ, PermissionTarget("read", root, root)).decision
+        ]
+        for mode in MODES
+    )
+    assert got == ROOTS[root]
+
+
+SEGMENTS = st.sampled_from(["src", "secrets", "config", "prod", ".env", "a.py", "x"])
+PATHS = st.lists(SEGMENTS, min_size=1, max_size=4).map("/".join)
+GLOBS = st.lists(
+    st.sampled_from(["src", "secrets", "config", "prod", ".env", "*", "**", "*.py", "s*"]),
+    min_size=1,
+    max_size=3,
+).map(lambda parts: f"read({'/'.join(parts)})")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    deny=st.lists(GLOBS, max_size=2),
+    ask=st.lists(GLOBS, max_size=2),
+    mode=st.sampled_from(MODES),
+    root=PATHS | st.just("."),
+    path=PATHS,
+)
+def test_the_screen_is_the_policys_read_decision(
+    deny: list[str], ask: list[str], mode: PermissionMode, root: str, path: str
+) -> None:
+    """A file is withheld exactly when read_file on it, or on a directory it is in, would be
+    denied, or would ask while the search itself did not."""
+    rules = policy(mode, Path("/nonexistent-ws"), deny=deny, ask=ask, allow=[])
+    root_asked = rules.decide(Risk.READ, PermissionTarget("read", root, "")).decision
+    if root_asked is Decision.DENY:
+        return  # the search never runs
+
+    def covered(subject: str) -> bool:
+        decision = rules.decide(Risk.READ, PermissionTarget("read", subject, "")).decision
+        return decision is Decision.DENY or (
+            decision is Decision.ASK and root_asked is not Decision.ASK
+        )
+
+    parts = path.split("/")
+    expected = any(covered("/".join(parts[:n])) for n in range(1, len(parts) + 1))
+    assert rules.search_screen(root).withholds(path) is expected
+
+
+# A rule glob rebased onto the directory ripgrep runs in.
+UNDER = [
+    ("secrets/**", ".", ["secrets/**"]),
+    ("secrets/**", "secrets", ["**"]),
+    ("secrets/**", "secrets/deep", ["**"]),
+    ("secrets/**", "src", []),
+    ("**/.env", ".", ["**/.env"]),
+    ("**/.env", "src/app", ["**/.env"]),
+    ("src/*/gen/**", "src/web", ["gen/**"]),
+    ("src/*/gen/**", "docs/web", []),
+    ("**/secrets/*.txt", "a/secrets", ["**/secrets/*.txt", "*.txt"]),
+    ("a/**/b/*", "a/x/b", ["*", "**/b/*"]),
+    ("docs/readme.md", "docs", ["readme.md"]),
+    ("docs/readme.md", "docs/readme.md", []),  # the root itself: the policy judges it
+    ("/abs/secrets/**", "/abs", ["secrets/**"]),
+    ("/abs/secrets/**", ".", []),
+    ("**/.env", "/abs", []),
+]
+
+
+@pytest.mark.parametrize(("pattern", "base", "expected"), UNDER)
+def test_globs_under(pattern: str, base: str, expected: list[str]) -> None:
+    assert globs_under(pattern, base) == expected
+
+
+def test_rg_glob_escapes_what_rules_take_literally() -> None:
+    assert rg_glob("secrets/**") == "/secrets/**"
+    assert rg_glob("a[1]/{b}/c\\d*") == "/a\\[1\\]/\\{b\\}/c\\\\d*"
+
+
+def test_the_notice_names_rules_never_files(tmp_path: Path) -> None:
+    screen = policy(PermissionMode.DEFAULT, tmp_path).search_screen(".")
+    notice = screen.notice(".")
+    assert "read(secrets/**), read(**/.env)" in notice
+    assert "read(config/prod/**)" in notice and "read_file" in notice
+    # Only the rules that can cover something under the root are named.
+    assert screen.notice("src") == (
+        "(files matching read(**/.env) are left out of search results: the user denied "
+        "reading them)"
+    )
+    assert (
+        policy(PermissionMode.DEFAULT, tmp_path, deny=[], ask=[]).search_screen(".").notice(".")
+        == ""
+    )
