@@ -14,13 +14,16 @@ import enum
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.model import ToolSpec
 from agentcli.tools.output import DEFAULT_OUTPUT_CAP
+
+if TYPE_CHECKING:
+    from agentcli.permissions import PermissionPolicy
 
 
 class Risk(enum.StrEnum):
@@ -141,6 +144,9 @@ class ToolContext:
     """When set, shell commands run through it."""
     output_cap: int = DEFAULT_OUTPUT_CAP
     """Maximum characters of one tool result; longer output is cut and spilled to a file."""
+    policy: PermissionPolicy | None = None
+    """The session's permission policy (the ToolRuntime sets it): the search tools ask it which
+    files to leave out of their results (`read(...)` deny and ask rules)."""
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """`glob`: the files whose paths match a pattern, most recently modified first.
 
 Listing goes through `rg --files`, so .gitignore'd files, hidden files and `.git` are left out
-(hidden ones are included when the pattern itself names a hidden path, like `.github/**`).
+(hidden ones are included when the pattern itself names a hidden path, like `.github/**`), and
+so are files under a `read(...)` deny rule (or an ask rule), which ripgrep skips and the rules'
+own matcher filters out again.
 """
 
 from __future__ import annotations
@@ -15,7 +17,13 @@ from agentcli.tools.base import ToolContext, ToolOutput
 from agentcli.tools.output import NOTICE_ROOM, new_spill_path, read_on, save_spill
 from agentcli.tools.paths import display_path
 from agentcli.tools.ripgrep import run_rg
-from agentcli.tools.search import SearchInput, SearchTool, names_hidden, search_root
+from agentcli.tools.search import (
+    SearchInput,
+    SearchTool,
+    names_hidden,
+    search_root,
+    search_screen,
+)
 from agentcli.tools.search_fallback import (
     FALLBACK_NOTE,
     glob_matches,
@@ -70,6 +78,8 @@ class Glob(SearchTool[GlobInput]):
 
     async def call(self, args: GlobInput, ctx: ToolContext) -> ToolOutput:
         root = search_root(args.path, ctx)
+        shown_root = display_path(root, ctx.workspace)
+        screen = search_screen(root, ctx)
         pattern = self._relative_pattern(args.pattern, root)
         hidden = names_hidden(pattern)
         rg = self.rg()
@@ -77,7 +87,7 @@ class Glob(SearchTool[GlobInput]):
             flags = ["--files", "--glob", pattern]
             if hidden:
                 flags += ["--hidden", "--glob", "!.git"]
-            result = await run_rg(rg, flags, cwd=root)
+            result = await run_rg(rg, [*flags, *screen.rg_excludes(shown_root)], cwd=root)
             if result.exit_code == 2 and not result.stdout:
                 raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, result.error_text())
             found = result.stdout.decode("utf-8", errors="replace").splitlines()
@@ -85,7 +95,10 @@ class Glob(SearchTool[GlobInput]):
         else:
             found = [rel for rel in walk_files(root, hidden=hidden) if glob_matches(rel, pattern)]
             note = f"\n{FALLBACK_NOTE}"
-        shown_root = display_path(root, ctx.workspace)
+        prefix = "" if shown_root == "." else f"{shown_root}/"
+        found = [rel for rel in found if not screen.withholds(prefix + rel)]
+        withheld = screen.notice(shown_root)
+        note += f"\n{withheld}" if withheld else ""
         return self._format(args, found, root, shown_root, ctx, note)
 
     def _relative_pattern(self, pattern: str, root: Path) -> str:

@@ -16,11 +16,18 @@ from typing import Literal
 from pydantic import Field
 
 from agentcli.errors import ToolError, ToolErrorKind
+from agentcli.permissions.screen import SearchScreen
 from agentcli.tools.base import ToolContext, ToolOutput
 from agentcli.tools.output import NOTICE_ROOM, new_spill_path, read_on, save_spill
 from agentcli.tools.paths import display_path
 from agentcli.tools.ripgrep import RgResult, run_rg
-from agentcli.tools.search import SearchInput, SearchTool, names_hidden, search_root
+from agentcli.tools.search import (
+    SearchInput,
+    SearchTool,
+    names_hidden,
+    search_root,
+    search_screen,
+)
 from agentcli.tools.search_fallback import (
     FALLBACK_NOTE,
     glob_matches,
@@ -104,17 +111,24 @@ class Grep(SearchTool[GrepInput]):
         cwd, arg = (target, ".") if target.is_dir() else (target.parent, target.name)
         shown_cwd = display_path(cwd, ctx.workspace)
         prefix = "" if shown_cwd == "." else f"{shown_cwd}/"
+        screen = search_screen(target, ctx)
         rg = self.rg()
         if rg is not None:
-            result = await run_rg(rg, _rg_flags(args, arg), cwd=cwd)
-            hits, note = _parse_rg(result, args.output_mode, prefix), _rg_note(result)
+            flags = _rg_flags(args, arg, screen.rg_excludes(shown_cwd))
+            result = await run_rg(rg, flags, cwd=cwd)
+            hits, note = _parse_rg(result, args.output_mode, prefix), _rg_note(result, screen)
         else:
-            hits, note = _python_grep(args, cwd, arg, prefix), FALLBACK_NOTE
+            hits, note = _python_grep(args, cwd, arg, prefix, screen), FALLBACK_NOTE
+        # Second line of defence: whatever rg's globs let through, the rules' own matcher
+        # does not.
+        hits = [h for h in hits if not screen.withholds(h.path)]
         _sort_newest_first(hits, ctx.workspace)
-        return _format(args, hits, display_path(target, ctx.workspace), ctx, note)
+        shown = display_path(target, ctx.workspace)
+        withheld = screen.notice(shown) if target.is_dir() else ""
+        return _format(args, hits, shown, ctx, "\n".join(filter(None, [note, withheld])))
 
 
-def _rg_flags(args: GrepInput, arg: str) -> list[str]:
+def _rg_flags(args: GrepInput, arg: str, excludes: list[str]) -> list[str]:
     flags = ["--color", "never", "--max-columns", str(MAX_LINE_COLUMNS), "--max-columns-preview"]
     if args.case_insensitive:
         flags.append("--ignore-case")
@@ -122,6 +136,7 @@ def _rg_flags(args: GrepInput, arg: str) -> list[str]:
         flags += ["--glob", args.glob]
     if names_hidden(args.glob, args.path):
         flags += ["--hidden", "--glob", "!.git"]
+    flags += excludes  # after the model's glob: ripgrep's later globs win
     if args.output_mode == "files_with_matches":
         flags.append("--files-with-matches")
     elif args.output_mode == "count":
@@ -176,19 +191,28 @@ def _join(prefix: str, path: str) -> str:
     return prefix + path.removeprefix("./")
 
 
-def _rg_note(result: RgResult) -> str:
+def _rg_note(result: RgResult, screen: SearchScreen) -> str:
     notes = []
     if result.overflowed:
         notes.append(
             "(ripgrep's output was too large and was stopped early: totals are lower bounds)"
         )
     if result.exit_code == 2 and result.stderr.strip():
-        first = result.error_text().splitlines()[0]
-        notes.append(f"(ripgrep could not read some files, e.g.: {first})")
+        # An error names a file (`PATH: message`): never one the screen withholds.
+        errors = result.error_text().splitlines()
+        shown = (e for e in errors if not screen.withholds(e.partition(": ")[0].removeprefix("./")))
+        first = next(shown, None)
+        notes.append(
+            f"(ripgrep could not read some files, e.g.: {first})"
+            if first
+            else "(ripgrep could not read some files)"
+        )
     return "\n".join(notes)
 
 
-def _python_grep(args: GrepInput, cwd: Path, arg: str, prefix: str) -> list[FileHits]:
+def _python_grep(
+    args: GrepInput, cwd: Path, arg: str, prefix: str, screen: SearchScreen
+) -> list[FileHits]:
     try:
         regex = re.compile(args.pattern, re.IGNORECASE if args.case_insensitive else 0)
     except re.error as exc:
@@ -199,13 +223,16 @@ def _python_grep(args: GrepInput, cwd: Path, arg: str, prefix: str) -> list[File
     for rel in walk_files(root, hidden=hidden):
         if args.glob and not glob_matches(rel, args.glob):
             continue
+        shown = _join(prefix, rel if arg == "." else arg)
+        if screen.withholds(shown):
+            continue  # never even read
         lines = read_text_file(root / rel)
         if lines is None:
             continue
         numbers = [n for n, line in enumerate(lines) if regex.search(line)]
         if not numbers:
             continue
-        file_hits = FileHits(path=_join(prefix, rel if arg == "." else arg), matches=len(numbers))
+        file_hits = FileHits(path=shown, matches=len(numbers))
         if args.output_mode == "content":
             file_hits.lines = _context_lines(lines, numbers, args.context or 0)
         hits.append(file_hits)

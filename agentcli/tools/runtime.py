@@ -74,6 +74,8 @@ class ToolRuntime:
         self.events = events
         if output_cap is not None:
             ctx.output_cap = output_cap
+        # The search tools filter their results through the policy that allowed the call.
+        ctx.policy = policy
         self.max_parallel = max_parallel
         self.records: list[ToolCallRecord] = []
         self.denials: list[dict[str, Any]] = []

@@ -1,5 +1,6 @@
 """What `glob` and `grep` share: the search root (workspace-confined), the resources and the
-permission target that follow from it, and the choice between ripgrep and the Python fallback."""
+permission target that follow from it, the files the policy withholds from the results
+(`agentcli.permissions.screen`), and the choice between ripgrep and the Python fallback."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from abc import abstractmethod
 from pathlib import Path
 from typing import TypeVar
 
+from agentcli.permissions.screen import SearchScreen
 from agentcli.tools.base import (
     PermissionTarget,
     Resources,
@@ -32,6 +34,13 @@ SearchInputT = TypeVar("SearchInputT", bound=SearchInput)
 
 def search_root(raw: str | None, ctx: ToolContext) -> Path:
     return resolve_confined(raw or ".", ctx.workspace, ctx.extra_dirs)
+
+
+def search_screen(root: Path, ctx: ToolContext) -> SearchScreen:
+    """The files the session's policy withholds from a search under `root`."""
+    if ctx.policy is None:
+        return SearchScreen()
+    return ctx.policy.search_screen(display_path(root, ctx.workspace))
 
 
 def names_hidden(*parts: str | None) -> bool:

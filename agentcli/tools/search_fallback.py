@@ -1,12 +1,14 @@
 """Pure-Python file listing and search, used by `glob` and `grep` only when no ripgrep binary
-exists. It skips hidden files and directories (`.git` included) and binary files, but does not
-read .gitignore; results say so."""
+exists. It skips hidden files and directories (`.git` included), binary files and, like ripgrep,
+symbolic links (a link would show a file under a name no read rule covers); it does not read
+.gitignore, and results say so."""
 
 from __future__ import annotations
 
 import functools
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,8 +35,16 @@ def walk_files(root: Path, *, hidden: bool = False) -> Iterator[str]:
             if not hidden and name.startswith("."):
                 continue
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if (Path(directory) / name).is_file():
+            if _is_regular_file(os.path.join(directory, name)):  # noqa: PTH118 - hot path
                 yield rel
+
+
+def _is_regular_file(path: str) -> bool:
+    """A regular file, not a symbolic link to one."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 @functools.lru_cache(maxsize=64)
