@@ -16,6 +16,10 @@ user message with exactly one `tool_result` per call (the recorded result, or an
 statement that the process was interrupted and what is known), and the repaired history is
 checked with `pairing_problems`. Tasks left `running` become `aborted`. Recovery is idempotent:
 running it again after it was itself interrupted finishes the job.
+
+All of that is only true of a session no live process is using: in one that is, a `started` call
+is running, not interrupted. So `recover` takes the session's lock (`store.lock`) and refuses to
+run without it; a process gets that lock only while no other live process holds it.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock,
 from agentcli.snapshots import file_hash
 from agentcli.store.db import transaction
 from agentcli.store.ledger import OperationState
+from agentcli.store.lock import SessionLock
 from agentcli.store.queries import CallRow, load_calls, load_messages
 from agentcli.store.sqlite import SqliteJournal
 from agentcli.tools.records import CallStatus
@@ -142,10 +147,13 @@ def _resolve_write(call: CallRow, path: Path, pre_hash: object, post_hash: objec
     )
 
 
-def recover(journal: SqliteJournal) -> RecoveryReport:
-    """Resolve the session's unfinished calls and repair its history (see module docstring)."""
+def recover(journal: SqliteJournal, lock: SessionLock) -> RecoveryReport:
+    """Resolve the session's unfinished calls and repair its history (see module docstring).
+    `lock` must be this session's lock, held: nothing is read or changed without it."""
     conn = journal.conn
     session_id = journal.session_id
+    if not lock.holds(session_id):
+        raise RuntimeError(f"recovery of session {session_id} needs that session's lock, held")
     calls = {c.call_id: c for c in load_calls(conn, session_id)}
     resolutions = [
         resolve_call(c)

@@ -6,6 +6,8 @@ journaled before it, is on disk before the side effect begins, even if the machi
 Other records commit with `synchronous=NORMAL` (they survive a killed process; a power loss can
 drop the last few, and then the call just looks `started` and is reconciled on resume). With an
 undo checkpointer attached, the first change of each task snapshots the workspace first.
+
+A journal opened for use keeps the session's lock (`store.lock`) until `release()`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from agentcli.messages import Message
 from agentcli.store.db import connect, transaction
 from agentcli.store.faults import crash_point
 from agentcli.store.ledger import SqliteLedger
+from agentcli.store.lock import SessionLock
 from agentcli.tasks import TaskResult
 from agentcli.tools.records import ToolCallRecord
 
@@ -40,9 +43,13 @@ class SessionNotFoundError(LookupError):
 
 
 class SqliteJournal:
-    def __init__(self, conn: sqlite3.Connection, session_id: str) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, session_id: str, lock: SessionLock | None = None
+    ) -> None:
         self.conn = conn
         self.session_id = session_id
+        self.lock = lock
+        """The session's lock, held for as long as this journal is in use."""
         self.operations = SqliteLedger(conn, session_id)
         self.task_id: str | None = None
         self.checkpoints: ChangeObserver | None = None
@@ -61,6 +68,7 @@ class SqliteJournal:
         model: str,
         settings: dict[str, Any] | None = None,
         conn: sqlite3.Connection | None = None,
+        lock: SessionLock | None = None,
     ) -> SqliteJournal:
         """Start a new session."""
         conn = conn or connect()
@@ -70,15 +78,26 @@ class SqliteJournal:
             "VALUES (?, ?, ?, ?, ?, ?)",
             (session_id, str(workspace), model, json.dumps(settings or {}), now, now),
         )
-        return cls(conn, session_id)
+        return cls(conn, session_id, lock)
 
     @classmethod
-    def open(cls, session_id: str, *, conn: sqlite3.Connection | None = None) -> SqliteJournal:
+    def open(
+        cls,
+        session_id: str,
+        *,
+        conn: sqlite3.Connection | None = None,
+        lock: SessionLock | None = None,
+    ) -> SqliteJournal:
         """Reopen an existing session (to resume it)."""
         conn = conn or connect()
         if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
             raise SessionNotFoundError(session_id)
-        return cls(conn, session_id)
+        return cls(conn, session_id, lock)
+
+    def release(self) -> None:
+        """Stop using the session: release its lock so another process may resume it."""
+        if self.lock is not None:
+            self.lock.release()
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:

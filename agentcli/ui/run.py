@@ -33,12 +33,14 @@ from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
 from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
 from agentcli.permissions.setup import build_permissions
+from agentcli.store.lock import SessionLock
+from agentcli.store.queries import SessionRow
 from agentcli.tasks import ExitCode, TaskResult, TaskState
 from agentcli.tools.base import ToolContext
 from agentcli.tools.builtin import builtin_tools
 from agentcli.tools.process_group import kill_live_groups
 from agentcli.ui.render import StreamJson, TextProgress, print_result
-from agentcli.ui.sessions import find_resumed, open_session
+from agentcli.ui.sessions import OpenedSession, find_resumed, open_session
 from agentcli.usage import Budget, Usage, price_for
 
 
@@ -155,11 +157,11 @@ def build_manager(
         repeat_limit=files.integer("convergence.repeat_limit", 3, minimum=1),
         failure_limit=files.integer("convergence.failure_limit", 3, minimum=1),
     )
-    model = model_factory(model_name)
-    session = open_session(
+    model, session = open_with_model(
         resumed,
+        model_factory,
+        model_name,
         workspace=workspace,
-        model=model_name,
         settings={"permission_mode": mode.value, "allow": options.allow, "deny": options.deny},
         events=events,
     )
@@ -183,6 +185,35 @@ def build_manager(
         acceptance=acceptance,
         convergence=convergence,
     )
+
+
+def open_with_model(
+    resumed: SessionRow | None,
+    model_factory: Callable[[str], ModelClient],
+    model_name: str,
+    *,
+    workspace: Path,
+    settings: dict[str, object],
+    events: EventSink,
+) -> tuple[ModelClient, OpenedSession]:
+    """The model client and the session. A session another live process uses is refused first,
+    at once and before the SDK import; its lock is then held until the process exits."""
+    lock = SessionLock.acquire(resumed.id) if resumed is not None else None
+    try:
+        model = model_factory(model_name)
+        session = open_session(
+            resumed,
+            lock=lock,
+            workspace=workspace,
+            model=model_name,
+            settings=settings,
+            events=events,
+        )
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    return model, session
 
 
 def file_config(options: RunOptions, workspace: Path, events: EventSink) -> FileConfig:

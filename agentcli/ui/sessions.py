@@ -3,6 +3,11 @@ journal of a new or resumed session for `run` and the REPL (`/sessions`, `/resum
 
 Resuming runs crash recovery first (`agentcli.recovery`) and tells the user what it found. Nothing
 here imports the model SDK: these commands must start fast.
+
+A session is used by one live process at a time: opening one (new or resumed) takes its lock
+(`store.lock`), kept until the process exits or `leave_session`. Resuming a session that another
+live process uses is refused at once (SessionBusyError, exit 2) and touches nothing.
+`sessions list/show/export` only read the journal and take no lock.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from agentcli.ids import new_id
 from agentcli.messages import Message
 from agentcli.store import queries
 from agentcli.store.db import connect
+from agentcli.store.lock import SessionLock
 from agentcli.store.sqlite import SqliteJournal
 
 if TYPE_CHECKING:
@@ -64,36 +70,72 @@ def find_resumed(
 def open_session(
     resumed: queries.SessionRow | None,
     *,
+    lock: SessionLock | None = None,
     workspace: Path,
     model: str,
     settings: dict[str, Any] | None = None,
     events: EventSink | None = None,
 ) -> OpenedSession:
-    """Create a new session, or reopen `resumed` and recover it before anything else."""
+    """Create a new session, or reopen `resumed` and recover it before anything else.
+
+    Either way the session's lock is held from here on (`journal.release()` lets it go). `lock`
+    is `resumed`'s, if the caller took it already. When another live process uses `resumed`,
+    SessionBusyError, and nothing of the session was read or changed."""
     from agentcli.checkpoints import Checkpointer
     from agentcli.events import Notice  # here: `sessions list/show` and `undo` never need it
 
     conn = connect()
     if resumed is None:
+        session_id = new_id()
+        # Locked before it exists, so no `--continue` can ever pick it up unlocked.
         journal = SqliteJournal.create(
-            new_id(), workspace=workspace, model=model, settings=settings, conn=conn
+            session_id,
+            workspace=workspace,
+            model=model,
+            settings=settings,
+            conn=conn,
+            lock=SessionLock.acquire(session_id),
         )
         opened = OpenedSession(journal=journal)
     else:
-        from agentcli.recovery import RecoveryError, recover
-
-        journal = SqliteJournal.open(resumed.id, conn=conn)
-        try:
-            report = recover(journal)
-        except RecoveryError as exc:
-            raise UsageError(str(exc), hint=f"agentcli sessions export {resumed.id}") from exc
-        opened = OpenedSession(journal=journal, messages=report.messages, notices=report.notices())
-        journal.settings(model=model, **(settings or {}))
-    journal.checkpoints = Checkpointer(conn, workspace)
+        lock = lock or SessionLock.acquire(resumed.id)
+        opened = _reopen(conn, resumed, lock, model=model, settings=settings)
+    opened.journal.checkpoints = Checkpointer(conn, workspace)
     for line in opened.notices:
         if events is not None:
             events(Notice(level="warning", message=line))
     return opened
+
+
+def _reopen(
+    conn: Any,
+    resumed: queries.SessionRow,
+    lock: SessionLock,
+    *,
+    model: str,
+    settings: dict[str, Any] | None,
+) -> OpenedSession:
+    """Recover `resumed` under its lock; when that fails, the lock is let go."""
+    from agentcli.recovery import RecoveryError, recover
+
+    try:
+        journal = SqliteJournal.open(resumed.id, conn=conn, lock=lock)
+        try:
+            report = recover(journal, lock)
+        except RecoveryError as exc:
+            raise UsageError(str(exc), hint=f"agentcli sessions export {resumed.id}") from exc
+        journal.settings(model=model, **(settings or {}))
+    except BaseException:
+        lock.release()
+        raise
+    return OpenedSession(journal=journal, messages=report.messages, notices=report.notices())
+
+
+def leave_session(manager: ConversationManager) -> None:
+    """Stop using the manager's session (the REPL's /clear, /resume elsewhere, exit): another
+    process may resume it from now on."""
+    if isinstance(manager.journal, SqliteJournal):
+        manager.journal.release()
 
 
 def _session_or_fail(conn: Any, session_id: str) -> queries.SessionRow:
@@ -239,12 +281,18 @@ def resume_into(
     manager: ConversationManager, session_id: str | None, events: EventSink | None = None
 ) -> OpenedSession:
     """Switch a live session (the REPL's `/resume [ID]`; no id: the latest in the workspace)
-    to a recorded one: recover it, then continue from its history."""
+    to a recorded one: lock it, recover it, then continue from its history, letting go of the
+    current one. When that one is busy (SessionBusyError) or broken, the current one stays."""
     workspace = manager.tool_context.workspace
     resumed = find_resumed(session_id, session_id is None, workspace)
     if resumed is None:  # cannot happen: an id or --continue names one, or raises
         raise UsageError("no session to resume")
+    current = manager.journal
+    if resumed.id == manager.session_id and isinstance(current, SqliteJournal):
+        # Already this process's session, locked and consistent: nothing to reopen or recover.
+        return OpenedSession(journal=current, messages=manager.messages)
     opened = open_session(resumed, workspace=workspace, model=resumed.model, events=events)
+    leave_session(manager)
     manager.session_id = opened.session_id
     manager.journal = opened.journal
     manager.messages = opened.messages

@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
-from agentcli.errors import UsageError
+from agentcli.errors import SessionBusyError, UsageError
 from agentcli.events import Event, Notice
 from agentcli.messages import Message, pairing_problems
 from agentcli.recovery import RecoveryError, recover, resolve_call
 from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.store.ledger import Operation, OperationState
+from agentcli.store.lock import SessionLock
 from agentcli.store.queries import CallRow
 from agentcli.store.sqlite import SqliteJournal
 from agentcli.testing import respond, text, tool_use
@@ -123,7 +124,7 @@ def crashed_session(workspace: Path) -> tuple[SqliteJournal, Path]:
 
 def test_recovery_repairs_the_history_with_one_result_per_call(workspace: Path) -> None:
     journal, _ = crashed_session(workspace)
-    report = recover(journal)
+    report = recover(journal, SessionLock.acquire("S-CRASH"))
     assert pairing_problems(report.messages) == []
     repair = report.messages[-1]
     assert [r.tool_use_id for r in repair.tool_results] == ["c1", "c2", "c3"]
@@ -143,8 +144,9 @@ def test_recovery_repairs_the_history_with_one_result_per_call(workspace: Path) 
 
 def test_recovery_is_idempotent(workspace: Path) -> None:
     journal, _ = crashed_session(workspace)
-    first = recover(journal)
-    again = recover(SqliteJournal.open("S-CRASH", conn=connect()))
+    lock = SessionLock.acquire("S-CRASH")
+    first = recover(journal, lock)
+    again = recover(SqliteJournal.open("S-CRASH", conn=connect()), lock)
     assert not again.changed and again.notices() == []
     assert [m.to_wire() for m in again.messages] == [m.to_wire() for m in first.messages]
 
@@ -169,7 +171,7 @@ def test_an_unknown_external_call_keeps_its_operation_key_unknown(workspace: Pat
             call_id="x1",
         )
     )
-    report = recover(journal)
+    report = recover(journal, SessionLock.acquire("S-EXT"))
     assert report.resolutions[0].status is CallStatus.OUTCOME_UNKNOWN
     assert journal.operations.get("reserve_stock", "k").state is OperationState.OUTCOME_UNKNOWN  # type: ignore[union-attr]
     assert "verify before retrying" in "\n".join(report.notices())
@@ -192,8 +194,44 @@ def test_a_history_broken_in_the_middle_is_refused_not_guessed(workspace: Path) 
     journal.message_appended(respond(tool_use("shell", {"command": "ls"}, id="z1")).message)
     journal.message_appended(Message.user("a message that should have been the result"))
     journal.message_appended(respond(text("hm")).message)
-    with pytest.raises(RecoveryError, match="cannot be repaired safely"):
-        recover(journal)
+    with SessionLock.acquire("S-BROKEN") as lock, pytest.raises(RecoveryError, match="safely"):
+        recover(journal, lock)
     resumed = find_resumed("S-BROKEN", False, workspace)
     with pytest.raises(UsageError, match="cannot be repaired safely"):
         open_session(resumed, workspace=workspace, model="m")
+    SessionLock.acquire("S-BROKEN").release()  # the refused resume let go of the lock
+
+
+def stored_state(session_id: str) -> tuple[list[tuple[str, str]], int, list[str]]:
+    """What recovery would change: call statuses, message count, task states."""
+    conn = connect()
+    calls = [(c.call_id, c.status.value) for c in queries.load_calls(conn, session_id)]
+    tasks = [t.state for t in queries.load_tasks(conn, session_id)]
+    return calls, len(queries.load_messages(conn, session_id)), tasks
+
+
+def test_recovery_never_runs_without_the_session_lock(workspace: Path) -> None:
+    journal, _ = crashed_session(workspace)
+    before = stored_state("S-CRASH")
+    released = SessionLock.acquire("S-CRASH")
+    released.release()
+    with SessionLock.acquire("S-OTHER") as other:
+        for wrong in (released, other):
+            with pytest.raises(RuntimeError, match="needs that session's lock"):
+                recover(journal, wrong)
+    assert stored_state("S-CRASH") == before
+
+
+def test_a_session_another_process_uses_is_not_resumed_nor_recovered(workspace: Path) -> None:
+    """The live holder's `started` calls are running, not interrupted: nothing is touched."""
+    crashed_session(workspace)
+    before = stored_state("S-CRASH")
+    resumed = find_resumed("S-CRASH", False, workspace)
+    with SessionLock.acquire("S-CRASH"):  # stands for the other, live process
+        with pytest.raises(SessionBusyError, match="session S-CRASH is in use by another"):
+            open_session(resumed, workspace=workspace, model="m")
+        assert stored_state("S-CRASH") == before
+        assert ("c2", "started") in before[0]
+    opened = open_session(resumed, workspace=workspace, model="m")  # once it has let go
+    assert opened.journal.lock is not None and opened.journal.lock.holds("S-CRASH")
+    opened.journal.release()

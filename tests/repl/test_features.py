@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import io
+import os
 import tempfile
 from pathlib import Path
 
@@ -15,9 +16,12 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from agentcli.config import data_home
+from agentcli.errors import SessionBusyError
+from agentcli.model import ModelRequest, ModelResponse
 from agentcli.store import queries
 from agentcli.store.db import connect
-from agentcli.testing import ScriptedModel, respond, text, tool_use
+from agentcli.store.lock import SessionLock
+from agentcli.testing import FunctionModel, ScriptedModel, respond, text, tool_use
 from agentcli.ui.repl import Repl, ReplSettings
 from agentcli.ui.repl.backend import build_repl_manager
 
@@ -27,7 +31,9 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
 
 
-async def session(workspace: Path, model: ScriptedModel, keys: str) -> tuple[str, Repl]:
+async def session(
+    workspace: Path, model: ScriptedModel | FunctionModel, keys: str
+) -> tuple[str, Repl]:
     out = io.StringIO()
     with create_pipe_input() as pipe:
         repl = Repl(
@@ -130,6 +136,42 @@ async def test_resume_without_id_takes_the_latest_other_session(workspace: Path)
     out, repl = await session(workspace, ScriptedModel([]), "/resume\r/exit\r")
     assert "resumed session" in out and "you: remember 7" in out
     assert repl.session_id == noted.session_id
+
+
+def is_free(session_id: str) -> bool:
+    try:
+        SessionLock.acquire(session_id).release()
+    except SessionBusyError:
+        return False
+    return True
+
+
+async def test_resume_of_a_session_another_process_uses_is_refused(workspace: Path) -> None:
+    _, earlier = await session(workspace, ScriptedModel([respond(text("hi"))]), "hello\r/exit\r")
+    busy = earlier.session_id
+    assert busy is not None and is_free(busy)  # exit let go of it
+    model = ScriptedModel([respond(text("ok")), respond(text("still here"))])
+    with SessionLock.acquire(busy):  # stands for another live agentcli process
+        out, repl = await session(workspace, model, f"mine\r/resume {busy}\ragain\r/exit\r")
+    said = " ".join(out.split())  # the console wraps long lines
+    assert f"session {busy} is in use by another agentcli process (pid {os.getpid()})" in said
+    assert "resumed session" not in out
+    assert repl.session_id not in (None, busy)
+    assert [m.text for m in model.requests[1].messages] == ["mine", "ok", "again"]
+    assert len(queries.load_messages(connect(), busy)) == 2  # not touched
+
+
+async def test_clear_and_exit_let_go_of_the_session(workspace: Path) -> None:
+    seen: list[dict[str, bool]] = []
+
+    def probe(request: ModelRequest) -> ModelResponse:
+        rows = queries.list_sessions(connect(), str(workspace))
+        seen.append({row.last_prompt or "": is_free(row.id) for row in rows})
+        return respond(text("ok"))
+
+    await session(workspace, FunctionModel(probe), "first\r/clear\rsecond\r/exit\r")
+    assert seen == [{"first": False}, {"second": False, "first": True}]
+    assert all(is_free(row.id) for row in queries.list_sessions(connect(), str(workspace)))
 
 
 async def test_permissions_listing_and_session_rule(workspace: Path) -> None:

@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
+from agentcli.errors import SessionBusyError
 from agentcli.messages import Message, pairing_problems
 from agentcli.permissions import PermissionMode
 from agentcli.store import db, queries
 from agentcli.store.db import connect, migrate
+from agentcli.store.lock import SessionLock
 from agentcli.store.sqlite import SessionNotFoundError, SqliteJournal
 from agentcli.testing import ScriptedModel, respond, text, thinking, tool_use
 from agentcli.tools.base import Risk, Tool, ToolContext, ToolInput, ToolOutput
@@ -177,6 +179,9 @@ async def test_resume_restores_the_conversation_for_the_next_task(
     resumed = find_resumed(first.session_id, False, workspace)
     assert resumed is not None and resumed.id == first.session_id
     assert find_resumed(None, True, workspace) == resumed
+    with pytest.raises(SessionBusyError):  # while its first user holds it
+        open_session(resumed, workspace=workspace, model="other-model")
+    first.journal.release()  # the first run's process exits
     reopened = open_session(resumed, workspace=workspace, model="other-model")
     assert reopened.notices == []
     assert [m.text for m in reopened.messages] == ["what is the answer?", "the answer is 42"]
@@ -211,11 +216,32 @@ async def test_a_live_session_can_switch_to_a_recorded_one(
     earlier = open_session(None, workspace=workspace, model="scripted")
     model = ScriptedModel([respond(text("first answer")), respond(text("second answer"))])
     await manager_factory(model, workspace, earlier.journal).run_task("first question")
+    earlier.journal.release()
     live = manager_factory(
         model, workspace, open_session(None, workspace=workspace, model="m").journal
     )
+    left = live.session_id
     opened = resume_into(live, None)  # no id: the latest session with messages here
     assert live.session_id == earlier.session_id == opened.session_id
     assert [m.text for m in live.messages] == ["first question", "first answer"]
     await live.run_task("second question")
     assert len(queries.load_messages(conn, earlier.session_id)) == 4
+    SessionLock.acquire(left).release()  # the session it left is free for others
+    with pytest.raises(SessionBusyError):  # the one it resumed is its own
+        SessionLock.acquire(earlier.session_id)
+
+
+async def test_resuming_a_busy_session_leaves_the_live_one_as_it_was(
+    workspace: Path, manager_factory: Any
+) -> None:
+    busy = open_session(None, workspace=workspace, model="m")  # used by "another process"
+    live = manager_factory(
+        ScriptedModel([]), workspace, open_session(None, workspace=workspace, model="m").journal
+    )
+    journal, session_id = live.journal, live.session_id
+    with pytest.raises(SessionBusyError, match=f"session {busy.session_id} is in use"):
+        resume_into(live, busy.session_id)
+    assert (live.journal, live.session_id) == (journal, session_id)
+    with pytest.raises(SessionBusyError):  # and it still holds its own
+        SessionLock.acquire(session_id)
+    assert resume_into(live, session_id).journal is journal  # its own: nothing to reopen

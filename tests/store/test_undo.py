@@ -62,6 +62,7 @@ async def run_task(manager_factory: Any, workspace: Path, *calls: dict[str, Any]
     )
     result = await manager.run_task("change things")
     assert all(c["status"] == "succeeded" for c in result.tool_calls), result.tool_calls
+    session.journal.release()  # the process that ran the task exits
     return result.task_id
 
 
@@ -217,10 +218,11 @@ async def test_an_interrupted_task_can_be_undone_after_its_session_is_recovered(
     journal.checkpoints.before_change("T-KILLED", None)
     (workspace / "edit.txt").write_text("half done\n")
     # ... and the process dies here: the task never ends.
+    journal.release()
     code, _, err = undo(workspace)
     assert code == 1 and "has not ended" in err
     resumed = find_resumed(session.session_id, False, workspace)
-    open_session(resumed, workspace=workspace, model="m")
+    open_session(resumed, workspace=workspace, model="m").journal.release()
     assert undo(workspace)[0] == 0
     assert (workspace / "edit.txt").read_text() == "v1\n"
     assert connect().execute("SELECT undone_at FROM checkpoints").fetchone()[0] is not None

@@ -130,6 +130,7 @@ class Repl:
     def new_session(self) -> None:
         if self._manager is not None:
             self._retire(self._manager.model)
+        self._leave_session()
         self._manager = None
         self.last_result = None
         self.status.reset_session()
@@ -160,6 +161,13 @@ class Repl:
         record = getattr(self._manager.journal if self._manager else None, "settings", None)
         if callable(record):
             record(**change)
+
+    def _leave_session(self) -> None:
+        """Let go of the session's lock (/clear, exit): another process may resume it now."""
+        if self._manager is not None:
+            from agentcli.ui.sessions import leave_session
+
+            leave_session(self._manager)
 
     @property
     def view(self) -> TaskView | None:
@@ -258,6 +266,7 @@ class Repl:
                     await self.handle(line)
             finally:
                 await self._close_models()
+                self._leave_session()
         return 0
 
     async def _close_models(self) -> None:
