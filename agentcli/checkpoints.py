@@ -274,6 +274,20 @@ def undo(conn: sqlite3.Connection, workspace: Path, task_id: str | None = None) 
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class UndoTarget:
+    task_id: str
+    session_id: str
+
+
+def undo_target(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> UndoTarget:
+    """The task `undo` would restore (same choice, same UndoError) and its session, whose lock
+    the caller takes before undoing (see `ui.sessions.undo_locked`)."""
+    task = _pick(conn, workspace.resolve(), task_id)["task_id"]
+    row = conn.execute("SELECT session_id FROM tasks WHERE id = ?", (task,)).fetchone()
+    return UndoTarget(task_id=task, session_id=row[0])
+
+
 def task_preimages(
     conn: sqlite3.Connection, workspace: Path, task_id: str
 ) -> dict[str, bytes | None]:

@@ -6,8 +6,8 @@ here imports the model SDK: these commands must start fast.
 
 A session is used by one live process at a time: opening one (new or resumed) takes its lock
 (`store.lock`), kept until the process exits or `leave_session`. Resuming a session that another
-live process uses is refused at once (SessionBusyError, exit 2) and touches nothing.
-`sessions list/show/export` only read the journal and take no lock.
+live process uses, or undoing one of its tasks, is refused at once (SessionBusyError, exit 2)
+and touches nothing. `sessions list/show/export` only read the journal and take no lock.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from agentcli.store.lock import SessionLock
 from agentcli.store.sqlite import SqliteJournal
 
 if TYPE_CHECKING:
+    from agentcli.checkpoints import UndoResult
     from agentcli.conversation import ConversationManager
     from agentcli.events import EventSink
 
@@ -255,12 +256,13 @@ def undo_command(
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
-    """`agentcli undo [--task ID]`: 0 when restored, 1 when refused (with the reason)."""
-    from agentcli.checkpoints import UndoError, undo
+    """`agentcli undo [--task ID]`: 0 when restored, 1 when refused (with the reason);
+    SessionBusyError (exit 2, as for `run --resume`) while another process uses its session."""
+    from agentcli.checkpoints import UndoError
 
     where = resolve_workspace(workspace)
     try:
-        result = undo(connect(), where, task_id)
+        result = undo_locked(connect(), where, task_id)
     except UndoError as exc:
         err.write(f"agentcli: undo: {exc.message}\n")
         for name in exc.files:
@@ -275,6 +277,21 @@ def undo_command(
     for name in result.removed:
         out.write(f"  removed {name}\n")
     return 0
+
+
+def undo_locked(
+    conn: Any, workspace: Path, task_id: str | None, *, own_session: str | None = None
+) -> UndoResult:
+    """`checkpoints.undo` under the lock of the task's session: refused (SessionBusyError)
+    while another live process uses that session, which may be changing those very files.
+    `own_session` is the session this process holds already (the REPL's), undone as it is."""
+    from agentcli.checkpoints import undo, undo_target
+
+    target = undo_target(conn, workspace, task_id)
+    if target.session_id == own_session:
+        return undo(conn, workspace, target.task_id)
+    with SessionLock.acquire(target.session_id):
+        return undo(conn, workspace, target.task_id)
 
 
 def resume_into(

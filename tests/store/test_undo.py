@@ -12,13 +12,15 @@ from typing import Any
 import pytest
 
 from agentcli import checkpoints
+from agentcli.errors import SessionBusyError
 from agentcli.permissions import PermissionMode
 from agentcli.store.db import connect
+from agentcli.store.lock import SessionLock
 from agentcli.testing import ScriptedModel, respond, text, tool_use
 from agentcli.tools.read_file import ReadFile
 from agentcli.tools.shell import Shell
 from agentcli.tools.write_file import WriteFile
-from agentcli.ui.sessions import find_resumed, open_session, undo_command
+from agentcli.ui.sessions import find_resumed, open_session, undo_command, undo_locked
 
 SHELL_CHANGES = "echo v2 > edit.txt && rm gone.txt && mkdir -p sub && echo deep > sub/d.txt"
 
@@ -242,3 +244,24 @@ async def test_a_failed_checkpoint_does_not_stop_the_task_and_undo_says_why(
     assert code == 1
     assert f"task {task_id} cannot be undone: its checkpoint failed" in err
     assert (workspace / "new.txt").exists()
+
+
+async def test_undo_is_refused_while_another_process_uses_the_session(
+    workspace: Path, manager_factory: Any
+) -> None:
+    """It may be changing those very files: restoring them under it would mix two histories."""
+    seed(workspace)
+    task_id = await run_task(manager_factory, workspace, *TASK_CALLS)
+    (session_id,) = [row[0] for row in connect().execute("SELECT id FROM sessions")]
+    changed = (workspace / "tool.txt").read_text()
+    with SessionLock.acquire(session_id):  # stands for a live `run --resume` of that session
+        with pytest.raises(SessionBusyError, match=f"session {session_id} is in use"):
+            undo(workspace)
+        with pytest.raises(SessionBusyError):
+            undo(workspace, task_id)
+        assert (workspace / "tool.txt").read_text() == changed
+        # The REPL holding the session itself undoes its own task.
+        result = undo_locked(connect(), workspace, None, own_session=session_id)
+        assert result.task_id == task_id
+    assert (workspace / "tool.txt").read_text() == "before\n"
+    SessionLock.acquire(session_id).release()  # and nothing is left locked

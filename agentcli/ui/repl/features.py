@@ -201,15 +201,18 @@ async def _checkpoint_images(repl: Repl, task_id: str, names: list[str]) -> dict
 
 
 async def undo(repl: Repl, arg: str) -> None:
-    """Revert the files the last task changed (`/undo TASK_ID` for another task)."""
+    """Revert the files the last task changed (`/undo TASK_ID` for another task). A task of a
+    session another live process uses is refused, as `agentcli undo` refuses it."""
     from agentcli.checkpoints import UndoError
-    from agentcli.checkpoints import undo as undo_task
     from agentcli.store.db import connect
+    from agentcli.ui.sessions import undo_locked
 
     task_id = arg or None
-    workspace = repl.workspace
+    workspace, own = repl.workspace, repl.session_id
     try:
-        result = await asyncio.to_thread(lambda: undo_task(connect(), workspace, task_id))
+        result = await asyncio.to_thread(
+            lambda: undo_locked(connect(), workspace, task_id, own_session=own)
+        )
     except UndoError as exc:
         repl.error(f"undo: {exc.message}" + "".join(f"\n    {name}" for name in exc.files))
         return
