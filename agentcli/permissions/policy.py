@@ -6,8 +6,8 @@ Order of precedence, first match wins:
 2. `yolo` allows everything else;
 3. `read-only` denies every write, external action and command outside the built-in
    read-only set;
-4. destructive commands and writes to `.git/` or agentcli's own config ask, even under an
-   allow rule;
+4. destructive commands, writes to `.git/` or agentcli's own config and data (the trust store)
+   and `agentcli trust` ask, even under an allow rule;
 5. an `ask` rule asks;
 6. an `allow` rule allows (for shell, every part of a compound command must be allowed, and
    commands with substitutions or redirections into files are allowed only by `shell(*)`);
@@ -64,7 +64,9 @@ class RulePolicy:
     """Why there is no sandbox, said once when auto mode has to ask instead."""
     persist_to: Path | None = None
     """Where "always" answers are saved (`.agentcli/config.local.toml`), or nowhere."""
-    user_config_dir: Path | None = None
+    agentcli_dirs: tuple[Path, ...] = ()
+    """agentcli's own config and data directories (user config, trust store, "always" answers
+    kept for untrusted workspaces): writes to them always ask, like writes to `.git/`."""
     workspace: Path | None = None
     """Built-in read-only commands run without asking only while they read inside it."""
     notices: list[str] = field(default_factory=list)
@@ -112,10 +114,10 @@ class RulePolicy:
         if self.mode is PermissionMode.YOLO:
             return _allow("yolo mode")
         suggestion = path_rule(rule_class, subject) if rule_class in PATH_CLASSES else rule_class
-        if rule_class == "write" and is_protected_path(subject, self.user_config_dir):
+        if rule_class == "write" and is_protected_path(subject, self.agentcli_dirs, self.workspace):
             return Verdict(
                 Decision.ASK,
-                f"writes to .git/ and agentcli's own config always ask; {YOLO_HINT}",
+                f"writes to .git/ and agentcli's own config and data always ask; {YOLO_HINT}",
             )
         asked = self.rules.first(RuleKind.ASK, rule_class, subject)
         if asked:
@@ -144,9 +146,15 @@ class RulePolicy:
         if self.mode is PermissionMode.READ_ONLY:
             return self._read_only_shell(parsed, everything)
         for part in everything:
-            why = destructive_reason(part) or protected_write_reason(part, self.user_config_dir)
+            why = destructive_reason(part) or protected_write_reason(
+                part, self.agentcli_dirs, self.workspace
+            )
             if why:
-                return Verdict(Decision.ASK, f"{why}: destructive commands always ask; {YOLO_HINT}")
+                return Verdict(
+                    Decision.ASK,
+                    f"{why}: destructive commands and writes to protected paths always ask; "
+                    + YOLO_HINT,
+                )
         asked = self._ask_rule(everything)
         if asked:
             return Verdict(Decision.ASK, f"the rule {asked} asks")

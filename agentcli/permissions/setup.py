@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentcli.config import FileConfig, project_config_paths, user_config_path
+from agentcli.config import FileConfig, data_home, project_config_paths, user_config_path
 from agentcli.errors import UsageError
 from agentcli.permissions import PermissionMode
 from agentcli.permissions.policy import RulePolicy
@@ -69,7 +69,7 @@ def build_policy(
         sandbox_problem=sandbox_problem,
         sandbox_network=sandbox_network,
         persist_to=_always_answers_path(workspace, trusted) if persist else None,
-        user_config_dir=user_config_path().parent,
+        agentcli_dirs=(user_config_path().parent, data_home()),
         workspace=workspace,
     )
 
