@@ -3,6 +3,7 @@ everything it is unsure of to typer."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ import typer.main
 
 from agentcli.ui import fastpath
 from agentcli.ui.cli import app
+from agentcli.ui.run import RunOptions
 
 
 def typer_command(path: Sequence[str]) -> tuple[Any, Any]:
@@ -38,16 +40,27 @@ def typer_reads(args: Sequence[str]) -> dict[str, Any]:
     raise AssertionError(f"not a fast-path command: {args}")
 
 
-def fast_reads(args: Sequence[str]) -> dict[str, Any]:
-    parsed = fastpath.parse(args)
-    assert parsed is not None, f"the fast path should take {args}"
-    command, kwargs = parsed
-    defaults = {
+def handler_keywords(command: fastpath.FastCommand) -> dict[str, Any]:
+    """What the handler takes, with the defaults it applies (`run` hands them to RunOptions)."""
+    if command is fastpath.COMMANDS[("run",)]:
+        fields = dataclasses.fields(RunOptions)
+        missing = dataclasses.MISSING
+        return {
+            f.name: f.default_factory() if f.default_factory is not missing else f.default
+            for f in fields
+        } | {"task": None}
+    return {
         name: param.default
         for name, param in inspect.signature(command.handler).parameters.items()
         if param.default is not inspect.Parameter.empty
     }
-    return {**defaults, **kwargs}
+
+
+def fast_reads(args: Sequence[str]) -> dict[str, Any]:
+    parsed = fastpath.parse(args)
+    assert parsed is not None, f"the fast path should take {args}"
+    command, kwargs = parsed
+    return {**handler_keywords(command), **kwargs}
 
 
 @pytest.mark.parametrize("path", list(fastpath.COMMANDS), ids=" ".join)
@@ -59,10 +72,14 @@ def test_the_table_names_only_what_the_typer_app_declares(path: tuple[str, ...])
         assert opt in options and not options[opt].is_flag and options[opt].name == key, opt
     for opt, key in spec.flags.items():
         assert opt in options and options[opt].is_flag and options[opt].name == key, opt
-    arguments = tuple(p.name for p in command.params if p.param_type_name == "argument")
-    assert arguments == spec.positionals
-    handler_takes = set(inspect.signature(spec.handler).parameters)
-    assert handler_takes == {p.name for p in command.params}
+    arguments = [p for p in command.params if p.param_type_name == "argument"]
+    assert tuple(p.name for p in arguments if p.required) == spec.positionals
+    assert tuple(p.name for p in arguments if not p.required) == spec.optional_positionals
+    takes = set(handler_keywords(spec)) | set(spec.positionals)
+    assert takes == {p.name for p in command.params}
+    everything = {*spec.options.values(), *spec.flags.values()}
+    everything |= {*spec.positionals, *spec.optional_positionals}
+    assert everything == takes, "the fast path must know every option, or typer's defaults differ"
 
 
 ACCEPTED = [
@@ -78,12 +95,30 @@ ACCEPTED = [
     ["undo", "--task=t1"],
     ["doctor"],
     ["doctor", "-C", "ws"],
+    ["run"],
+    ["run", "fix the failing test"],
+    ["run", "-"],
+    ["run", "--accept", "pytest -q", "task", "--accept=make lint", "--max-turns", "7"],
+    ["run", "t", "-m", "claude-x", "--cwd", "w", "--permission-mode", "auto", "--continue"],
+    ["run", "--allow", "shell(ls *)", "--deny", "write(**/.env)", "--allow=read(**)", "t"],
+    ["run", "t", "--max-cost", "0.5", "--timeout", "30", "--max-tokens", "1000"],
+    ["run", "t", "--max-cost", ".25", "--timeout", "12", "--accept-retries", "0"],
+    ["run", "t", "--resume", "01ABC", "--output-format", "stream-json", "-q", "--trust-project"],
 ]
 
 
 @pytest.mark.parametrize("args", ACCEPTED, ids=" ".join)
-def test_what_the_fast_path_accepts_typer_reads_the_same(args: list[str]) -> None:
+def test_what_the_fast_path_accepts_typer_reads_the_same(
+    args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AGENTCLI_MODEL", raising=False)  # `run` reads it itself
     assert fast_reads(args) == typer_reads(args)
+
+
+def test_run_options_built_both_ways_are_equal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AGENTCLI_MODEL", raising=False)
+    args = ["run", "t", "--accept", "a", "--accept", "b", "--max-turns", "2", "-q"]
+    assert RunOptions(**fast_reads(args)) == RunOptions(**typer_reads(args))
 
 
 HANDED_TO_TYPER = [
@@ -104,9 +139,21 @@ HANDED_TO_TYPER = [
     ["undo", "--task"],
     ["undo", "now"],
     ["doctor", "--verbose"],
-    ["run", "task"],
     ["trust"],
     ["--model", "x", "doctor"],
+    ["run", "a", "b"],
+    ["run", "--help"],
+    ["run", "t", "--max-turns", "1e3"],
+    ["run", "t", "--max-turns", "3.0"],
+    ["run", "t", "--max-turns", " 3"],
+    ["run", "t", "--max-turns", "1_000"],
+    ["run", "t", "--max-turns", "-1"],
+    ["run", "t", "--max-cost", "inf"],
+    ["run", "t", "--max-cost", "1e-3"],
+    ["run", "t", "--timeout", "nan"],
+    ["run", "t", "--allow"],
+    ["run", "--fix-it"],
+    ["run", "t", "-qm", "x"],
 ]
 
 

@@ -1,37 +1,59 @@
-"""Model-free commands without the command-line framework.
+"""Common commands without the command-line framework's start-up cost.
 
 typer 0.29 builds a pydantic `TypeAdapter` for every parameter it parses: importing and building
 them costs ~0.3 s, more than `sessions list` or `doctor` spend on their own work (SPEC §10 gives
-them 0.4 s in all). So `entry.main` first offers the arguments to this module, which knows the
-few options of those commands. It takes an argument list only when every word is one it knows;
-anything else — `--help`, an unknown or misspelt option, a missing value, `--` — returns None
-and typer parses it, so every usage message and help text still comes from one place, the typer
-app in `cli.py`. `tests/ui/test_fastpath.py` checks that both read each accepted argument list
-the same way and that this table names only options the typer app declares.
+them 0.4 s in all), and a delay `run` adds before its first request. So `entry.main` first
+offers the arguments to this module, which knows the options of `run`, `sessions`, `undo` and
+`doctor`. It takes an argument list only when every word is one it knows and every value is
+plain; anything else (`--help`, an unknown or misspelt option, a missing value, `--`, `1e3`)
+returns None and typer parses it, so every usage message and help text still comes from one
+place, the typer app in `cli.py`. `tests/test_cli_fastpath.py` checks that both read each
+accepted argument list the same way and that this table names only options the typer app
+declares.
 """
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcli.errors import UsageError
 
+_INT = re.compile(r"[0-9]+")
+_FLOAT = re.compile(r"[0-9]+(?:\.[0-9]+)?|\.[0-9]+")
+
+
+def _plain_int(text: str) -> int:
+    """Digits only: whatever else click and pydantic might accept (`1_000`, ` 3`), typer reads."""
+    if not _INT.fullmatch(text):
+        raise ValueError(text)
+    return int(text)
+
+
+def _plain_float(text: str) -> float:
+    if not _FLOAT.fullmatch(text):
+        raise ValueError(text)
+    return float(text)
+
 
 @dataclass(frozen=True, slots=True)
 class FastCommand:
-    """One command's arguments: options taking a value, flags, positional arguments (all
-    required), each mapped to the keyword its handler takes."""
+    """One command's arguments, each mapped to the keyword its handler takes: options taking a
+    value, flags, required positionals, then optional ones."""
 
     handler: Callable[..., int]
-    options: dict[str, str] = field(default_factory=dict)
-    flags: dict[str, str] = field(default_factory=dict)
+    options: Mapping[str, str] = field(default_factory=dict)
+    flags: Mapping[str, str] = field(default_factory=dict)
     positionals: tuple[str, ...] = ()
-    paths: frozenset[str] = frozenset({"cwd"})
-    """Keywords whose value is a path (typer gives the handler a `Path`)."""
+    optional_positionals: tuple[str, ...] = ()
+    types: Mapping[str, Callable[[str], Any]] = field(default_factory=lambda: {"cwd": Path})
+    """Keyword -> conversion (a ValueError leaves the whole argument list to typer)."""
+    repeatable: frozenset[str] = frozenset()
+    """Keywords given as a list, one item per use of the option."""
 
 
 def _sessions_list(cwd: Path | None = None, all_: bool = False) -> int:
@@ -64,9 +86,52 @@ def _doctor(cwd: Path | None = None) -> int:
     return doctor_command(cwd)
 
 
+def _run(**options: Any) -> int:
+    from agentcli.ui.run import RunOptions, run_command
+
+    return run_command(RunOptions(**{"task": None, **options}))
+
+
 _CWD = {"-C": "cwd", "--cwd": "cwd"}
 
+_RUN = FastCommand(
+    _run,
+    options={
+        **_CWD,
+        "-m": "model",
+        "--model": "model",
+        "--permission-mode": "permission_mode",
+        "--allow": "allow",
+        "--deny": "deny",
+        "--max-turns": "max_turns",
+        "--max-cost": "max_cost",
+        "--max-tokens": "max_tokens",
+        "--timeout": "timeout",
+        "--accept": "accept",
+        "--accept-retries": "accept_retries",
+        "--resume": "resume",
+        "--output-format": "output_format",
+    },
+    flags={
+        "--continue": "continue_",
+        "-q": "quiet",
+        "--quiet": "quiet",
+        "--trust-project": "trust_project",
+    },
+    optional_positionals=("task",),
+    types={
+        "cwd": Path,
+        "max_turns": _plain_int,
+        "max_tokens": _plain_int,
+        "accept_retries": _plain_int,
+        "max_cost": _plain_float,
+        "timeout": _plain_float,
+    },
+    repeatable=frozenset({"allow", "deny", "accept"}),
+)
+
 COMMANDS: dict[tuple[str, ...], FastCommand] = {
+    ("run",): _RUN,
     ("sessions", "list"): FastCommand(_sessions_list, options=_CWD, flags={"--all": "all_"}),
     ("sessions", "show"): FastCommand(_sessions_show, positionals=("session_id",)),
     ("sessions", "export"): FastCommand(_sessions_export, positionals=("session_id",)),
@@ -80,7 +145,10 @@ def parse(args: Sequence[str]) -> tuple[FastCommand, dict[str, Any]] | None:
     for length in (2, 1):
         command = COMMANDS.get(tuple(args[:length])) if len(args) >= length else None
         if command is not None:
-            kwargs = _parse_rest(command, args[length:])
+            try:
+                kwargs = _parse_rest(command, args[length:])
+            except ValueError:
+                return None  # a value typer may read differently, or reject with its message
             return None if kwargs is None else (command, kwargs)
     return None
 
@@ -101,14 +169,19 @@ def _parse_rest(command: FastCommand, rest: Sequence[str]) -> dict[str, Any] | N
                 if value is None or (not eq and value.startswith("-")):
                     return None  # missing value: typer says so
                 key = command.options[name]
-                kwargs[key] = Path(value) if key in command.paths else value
+                converted = command.types.get(key, str)(value)
+                if key in command.repeatable:
+                    kwargs.setdefault(key, []).append(converted)
+                else:
+                    kwargs[key] = converted
             else:
                 return None  # --help, --, an unknown option, a combined short option
         else:
             positionals.append(word)
-    if len(positionals) != len(command.positionals):
+    required, optional = command.positionals, command.optional_positionals
+    if not len(required) <= len(positionals) <= len(required) + len(optional):
         return None
-    kwargs.update(zip(command.positionals, positionals, strict=True))
+    kwargs.update(zip((*required, *optional), positionals, strict=False))
     return kwargs
 
 
@@ -126,6 +199,9 @@ def guarded(call: Callable[[], int]) -> int:
     exit code 1 and a traceback in the error log."""
     try:
         return call()
+    except KeyboardInterrupt:  # Ctrl-C before a command installs its own handlers
+        sys.stderr.write("\nagentcli: aborted\n")
+        return 130
     except UsageError as exc:
         sys.stderr.write(f"agentcli: error: {exc.message}\n")
         if exc.hint:

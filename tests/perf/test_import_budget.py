@@ -79,3 +79,16 @@ def test_run_loads_the_sdk_parser_and_git_only_when_it_needs_them(workspace: Pat
     modules = {name.partition(".")[0] for name in json.loads(done.stdout)}
     assert modules & {*NEVER_WITHOUT_A_MODEL, "git", "rich"} == set()
     assert "agentcli" in modules
+
+
+def test_run_parses_its_options_without_typer(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """typer's per-option pydantic adapters cost ~0.3 s before the first request (fastpath)."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    # No API key: a usage error (exit 2) after everything but the SDK import and the request.
+    code, modules = loaded_by(["run", "hi", "--max-turns", "3", "-q"], workspace)
+    assert code == 2
+    assert "agentcli" in modules
+    assert modules & {"typer", "anthropic"} == set()
