@@ -103,6 +103,13 @@ class FileConfig:
             raise self._wrong_type(dotted, "a positive number")
         return float(value)
 
+    def fraction(self, dotted: str, default: float) -> float:
+        """A number above 0 and at most 1 (integer or float)."""
+        value = self.values.get(dotted, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+            raise self._wrong_type(dotted, "a number above 0 and at most 1")
+        return float(value)
+
     def _wrong_type(self, dotted: str, expected: str) -> UsageError:
         where = self.origins.get(dotted)
         return UsageError(
@@ -181,6 +188,10 @@ _HARMLESS = frozenset(
         "convergence.failure_limit",
         "acceptance.retries",
         "acceptance.timeout_s",
+        # What the model is sent of old tool results, never what runs.
+        "context.window_tokens",
+        "context.elide_at",
+        "context.keep_recent",
     }
 )
 # Every mode not listed lets more run unasked than `default`.

@@ -20,6 +20,7 @@ from agentcli.acceptance import (
     failure_feedback,
     run_acceptance,
 )
+from agentcli.context import ContextView
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.errors import TerminalReason
 from agentcli.events import EventSink, Notice, TaskStarted
@@ -54,6 +55,9 @@ class ConversationManager:
     retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
     acceptance: AcceptanceSettings = field(default_factory=AcceptanceSettings)
     convergence: ConvergenceSettings = field(default_factory=ConvergenceSettings)
+    context: ContextView = field(default_factory=ContextView)
+    """The session's elision watermark: it carries over from task to task (and starts over by
+    itself when the history is swapped, as by the REPL's /resume)."""
     session_id: str = field(default_factory=new_id)
     messages: list[Message] = field(default_factory=list)
 
@@ -78,6 +82,7 @@ class ConversationManager:
             budget=self.budget,
             settings=self.loop_settings,
             observers=observers,
+            context=self.context,
         )
         return loop
 

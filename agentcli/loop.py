@@ -6,6 +6,9 @@ results. A step returns a typed decision, `Continue()` or `Finished(reason)`; no
 is never an exception. Whatever stops the loop (completion, a budget, a cancel, a deadline, a
 fatal error), the history it returns is valid: every `tool_use` has exactly one `tool_result`.
 
+What is sent each turn is `context.messages(history)`: the history with old, large tool results
+elided (see `agentcli.context`); the history itself, and so the journal, stays complete.
+
 The loop instance lives for one task, so turn, token and cost counters accumulate across
 `run()` calls (acceptance repair rounds continue the same task).
 """
@@ -17,10 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from agentcli.errors import FatalToolError, TaskStopError, TerminalReason
+from agentcli.context import ContextView, Elision
+from agentcli.errors import FatalToolError, ModelError, TaskStopError, TerminalReason
 from agentcli.events import EventSink, ModelResponded, Notice, TurnStarted, UsageUpdated
 from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from agentcli.model import ModelClient, ModelRequest, StopReason
+from agentcli.model import ModelClient, ModelRequest, ModelResponse, StopReason
 from agentcli.store import Journal
 from agentcli.tools.records import ToolCallRecord
 from agentcli.tools.runtime import ToolRuntime
@@ -88,6 +92,9 @@ class QueryLoop:
     budget: Budget = field(default_factory=Budget)
     settings: LoopSettings = field(default_factory=LoopSettings)
     observers: Sequence[TurnObserver] = ()
+    context: ContextView = field(default_factory=ContextView)
+    """Which part of the history is sent (old large tool results elided); the history itself
+    is never changed."""
     clock: Clock = field(default_factory=Clock)
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -185,13 +192,8 @@ class QueryLoop:
             return stop
         self.turns += 1
         self.events(TurnStarted(turn=self.turns))
-        request = ModelRequest(
-            system=self.system,
-            messages=history,
-            tools=self.runtime.specs(),
-            max_tokens=self.settings.max_tokens_per_response,
-        )
-        response = await self.model.complete(request, self.events)
+        self._notice_elision(self.context.advance(history))
+        response = await self._complete(history)
         self.usage = self.usage + response.usage
         self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
         message = response.message
@@ -205,6 +207,7 @@ class QueryLoop:
             )
         )
         self._append(history, message)
+        self.context.observe(history, response.usage)
         reason = response.stop_reason
         if reason == StopReason.REFUSAL:
             return Finished(TerminalReason.REFUSED, "the model declined to continue (refusal)")
@@ -223,6 +226,31 @@ class QueryLoop:
             return self._continue_cut_text(history)
         self._cut_streak = 0
         return Finished(TerminalReason.COMPLETED)
+
+    async def _complete(self, history: list[Message]) -> ModelResponse:
+        """One model call with the history as the context view sends it. A request refused as
+        too long (e.g. the first one after a resume) is sent again with more elided, while
+        that elides anything more."""
+        while True:
+            request = ModelRequest(
+                system=self.system,
+                messages=self.context.messages(history),
+                tools=self.runtime.specs(),
+                max_tokens=self.settings.max_tokens_per_response,
+            )
+            try:
+                return await self.model.complete(request, self.events)
+            except ModelError as exc:
+                if exc.reason is not TerminalReason.CONTEXT_EXHAUSTED:
+                    raise
+                elision = self.context.make_room(history)
+                if elision is None:
+                    raise
+                self._notice_elision(elision)
+
+    def _notice_elision(self, elision: Elision | None) -> None:
+        if elision is not None:
+            self.events(Notice(level="info", message=elision.describe()))
 
     def _continue_cut_text(self, history: list[Message]) -> Step:
         self._cut_streak += 1

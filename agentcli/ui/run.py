@@ -24,6 +24,7 @@ from agentcli.config import (
     resolve_workspace,
     untrusted_notice,
 )
+from agentcli.context import ContextSettings, ContextView
 from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import TerminalReason, UsageError
@@ -157,6 +158,7 @@ def build_manager(
         repeat_limit=files.integer("convergence.repeat_limit", 3, minimum=1),
         failure_limit=files.integer("convergence.failure_limit", 3, minimum=1),
     )
+    context = build_context(files)
     model, session = open_with_model(
         resumed,
         model_factory,
@@ -184,6 +186,7 @@ def build_manager(
         loop_settings=LoopSettings(denial_limit=permissions.denial_limit),
         acceptance=acceptance,
         convergence=convergence,
+        context=ContextView(context),
     )
 
 
@@ -257,6 +260,16 @@ def build_acceptance(
         commands=resolve_commands(requested, workspace, events),
         retries=retries,
         timeout_s=timeout_s,
+    )
+
+
+def build_context(files: FileConfig) -> ContextSettings:
+    """`[context]` in config: when old tool results stop being sent to the model in full."""
+    defaults = ContextSettings()
+    return ContextSettings(
+        window_tokens=files.integer("context.window_tokens", defaults.window_tokens, minimum=1),
+        elide_at=files.fraction("context.elide_at", defaults.elide_at),
+        keep_recent=files.integer("context.keep_recent", defaults.keep_recent, minimum=1),
     )
 
 

@@ -1,0 +1,215 @@
+"""What part of the history the model sees: old, large tool results are sent as short stubs.
+
+The history itself is never changed: the journal, session exports, `/diff` and resume all see
+every result in full. Only the copy sent to the model (`ContextView.messages`) replaces each
+tool_result before an elision watermark (a message index), and longer than `min_chars`, with a
+stub naming the call that produced it, so the model knows what it no longer sees and can ask
+again.
+
+The watermark only moves forward, and only once a response reports a context (its input, cache
+and output tokens) above `elide_at` of the window; it then jumps to just before the
+`keep_recent`-th most recent tool-result message. Moving in batches instead of every turn
+keeps the sent prefix byte-stable between moves, so the prompt cache keeps hitting.
+
+Never touched: assistant messages (thinking signatures must go back byte for byte), text
+blocks, and the tool_use/tool_result pairing (a stub keeps its `tool_use_id` and `is_error`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from agentcli.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from agentcli.usage import Usage
+
+# The stub names the call; long inputs (a whole file's content) are cut to stay a stub.
+_VALUE_CHARS = 60
+_SUMMARY_CHARS = 160
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextSettings:
+    """When old tool results stop being sent to the model in full."""
+
+    window_tokens: int = 200_000
+    """The model's context window, in tokens."""
+    elide_at: float = 0.5
+    """Fraction of the window a response's context may reach before old results are elided."""
+    keep_recent: int = 3
+    """The most recent user messages carrying tool results are always sent in full."""
+    min_chars: int = 1_000
+    """Tool results shorter than this are always sent in full (a stub would save little)."""
+
+    def __post_init__(self) -> None:
+        # keep_recent 0 would elide the newest results before the model has read them.
+        valid = self.window_tokens >= 1 and 0 < self.elide_at <= 1 and self.keep_recent >= 1
+        if not valid or self.min_chars < 0:
+            raise ValueError(f"invalid context settings: {self}")
+
+    @property
+    def threshold_tokens(self) -> float:
+        return self.window_tokens * self.elide_at
+
+
+@dataclass(frozen=True, slots=True)
+class Elision:
+    """One move of the watermark: what it took out of the sent messages."""
+
+    results: int
+    chars_saved: int
+    context_tokens: int | None
+    """The context size that triggered the move (None when forced by a too-long request)."""
+
+    def describe(self) -> str:
+        why = (
+            f"the context reached {self.context_tokens:,} tokens"
+            if self.context_tokens is not None
+            else "the request was too long for the model"
+        )
+        return (
+            f"{why}: {self.results} older tool result{'s' if self.results != 1 else ''} "
+            f"({self.chars_saved:,} chars) are no longer sent to the model (the session keeps "
+            "them in full)"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Mark:
+    """A position in a history, checked by identity: a swapped history (the REPL's /resume)
+    does not hold the same message object there."""
+
+    index: int
+    message: Message
+
+    def holds(self, history: Sequence[Message]) -> bool:
+        return self.index < len(history) and history[self.index] is self.message
+
+
+class ContextView:
+    """The elision watermark of one conversation, and the messages it lets the model see."""
+
+    def __init__(self, settings: ContextSettings | None = None) -> None:
+        self.settings = settings or ContextSettings()
+        self.watermark = 0
+        self._anchor: _Mark | None = None
+        """history[watermark - 1] when the watermark moved."""
+        self._prefix: list[Message] = []
+        """history[:watermark] as sent (stubs in place), computed once per move."""
+        self._observed: tuple[_Mark, int] | None = None
+        """The last response and the context size it reported."""
+
+    def messages(self, history: Sequence[Message]) -> list[Message]:
+        """The history as sent to the model: results before the watermark elided."""
+        self._check(history)
+        return [*self._prefix, *history[self.watermark :]]
+
+    def observe(self, history: Sequence[Message], usage: Usage) -> None:
+        """Note the context size a response (the last message of `history`) reported."""
+        if history:
+            self._observed = (_Mark(len(history) - 1, history[-1]), usage.total_tokens)
+
+    def advance(self, history: Sequence[Message]) -> Elision | None:
+        """Move the watermark if the last observed context passed the threshold."""
+        self._check(history)
+        if self._observed is None:
+            return None
+        mark, tokens = self._observed
+        if not mark.holds(history) or tokens <= self.settings.threshold_tokens:
+            return None
+        return self._move(history, tokens)
+
+    def make_room(self, history: Sequence[Message]) -> Elision | None:
+        """Move the watermark as far as allowed, whatever the size (the request was refused as
+        too long). None when that elides nothing more."""
+        self._check(history)
+        return self._move(history, None)
+
+    def _move(self, history: Sequence[Message], tokens: int | None) -> Elision | None:
+        target = self._target(history)
+        if target <= self.watermark:
+            return None
+        segment, results, saved = _elide(history, self.watermark, target, self.settings.min_chars)
+        self._prefix.extend(segment)
+        self.watermark = target
+        self._anchor = _Mark(target - 1, history[target - 1])
+        self._observed = None  # that size was measured before this move
+        if results == 0:
+            return None
+        return Elision(results=results, chars_saved=saved, context_tokens=tokens)
+
+    def _target(self, history: Sequence[Message]) -> int:
+        """Just before the keep_recent-th most recent message carrying tool results."""
+        carrying = [i for i, m in enumerate(history) if m.role == "user" and m.tool_results]
+        keep = self.settings.keep_recent
+        return carrying[-keep] if len(carrying) >= keep else 0
+
+    def _check(self, history: Sequence[Message]) -> None:
+        """Start over when the history is not the one the watermark was set on."""
+        if self._anchor is not None and not self._anchor.holds(history):
+            self.watermark = 0
+            self._anchor = None
+            self._prefix = []
+            self._observed = None
+
+
+def _elide(
+    history: Sequence[Message], start: int, stop: int, min_chars: int
+) -> tuple[list[Message], int, int]:
+    """history[start:stop] with every long tool_result in a user message made a stub; also
+    how many results that elided and how many chars it saved."""
+    out: list[Message] = []
+    results = saved = 0
+    for index in range(start, stop):
+        message = history[index]
+        if message.role != "user" or not message.tool_results:
+            out.append(message)
+            continue
+        previous = history[index - 1] if index > 0 else None
+        calls = {u.id: u for u in previous.tool_uses} if previous is not None else {}
+        content: list[ContentBlock] = []
+        for block in message.content:
+            stub = _stub_for(block, calls, min_chars)
+            content.append(block if stub is None else stub)
+            if stub is not None and isinstance(block, ToolResultBlock):
+                results += 1
+                saved += len(block.content) - len(stub.content)
+        changed = any(a is not b for a, b in zip(content, message.content, strict=True))
+        out.append(replace(message, content=tuple(content)) if changed else message)
+    return out, results, saved
+
+
+def _stub_for(
+    block: ContentBlock, calls: dict[str, ToolUseBlock], min_chars: int
+) -> ToolResultBlock | None:
+    """The stub to send instead of `block`, or None to send it as it is."""
+    if not isinstance(block, ToolResultBlock) or len(block.content) < min_chars:
+        return None
+    stub = stub_text(calls.get(block.tool_use_id), block)
+    if len(stub) >= len(block.content):
+        return None
+    return ToolResultBlock(tool_use_id=block.tool_use_id, content=stub, is_error=block.is_error)
+
+
+def stub_text(call: ToolUseBlock | None, result: ToolResultBlock) -> str:
+    """What the model sees instead of an old result: which call, how big, how to get it back."""
+    what = f"{call.name}({summarize_input(call)})" if call is not None else "a tool call"
+    verb = "failed with" if result.is_error else "returned"
+    return (
+        f"[elided to save context: {what} {verb} {len(result.content):,} chars; "
+        "call the tool again if you need it]"
+    )
+
+
+def summarize_input(call: ToolUseBlock) -> str:
+    """`path='src/a.py', limit=50`: each value cut to a few dozen chars, the whole to a line."""
+    parts = []
+    for key, value in call.input.items():
+        shown = repr(value)
+        if len(shown) > _VALUE_CHARS:
+            shown = shown[: _VALUE_CHARS - 3] + "..."
+        parts.append(f"{key}={shown}")
+    summary = ", ".join(parts)
+    if len(summary) > _SUMMARY_CHARS:
+        summary = summary[: _SUMMARY_CHARS - 3] + "..."
+    return summary
