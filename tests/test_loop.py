@@ -306,6 +306,18 @@ async def test_bad_tool_calls_become_error_results_not_crashes(workspace: Path) 
     assert all(e.is_error for e in events if isinstance(e, ToolCallFinished))
 
 
+async def test_a_path_outside_the_workspace_is_a_listed_denial(workspace: Path) -> None:
+    model = ScriptedModel(
+        [respond(tool_use("read_file", {"path": "../../etc/passwd"})), respond(text("ok"))]
+    )
+    loop = make_loop(model, workspace, mode=PermissionMode.YOLO)
+    outcome = await loop.run([Message.user("read it")])
+    assert outcome.reason is TerminalReason.COMPLETED
+    (denial,) = loop.runtime.denials
+    assert denial["tool"] == "read_file" and denial["input"] == {"path": "../../etc/passwd"}
+    assert "outside the workspace" in denial["reason"]
+
+
 async def test_fatal_tool_error_stops_the_task(workspace: Path) -> None:
     model = ScriptedModel([respond(tool_use("explode", {"note": "fatal"}))])
     outcome = await make_loop(model, workspace).run([Message.user("go")])

@@ -183,6 +183,10 @@ class ToolRuntime:
             )
         elif isinstance(exc, ToolError):
             denied = exc.kind is ToolErrorKind.PERMISSION_DENIED
+            if denied:  # e.g. a path outside the workspace: the user sees it refused, as any denial
+                self.denials.append(
+                    {"tool": tool.name, "input": record.input, "reason": exc.message}
+                )
             status = CallStatus.DENIED if denied else CallStatus.FAILED
             self._finish(record, status, exc.kind, self._cap(record, exc.message))
         else:  # a bug in a tool's hooks must not crash the loop
