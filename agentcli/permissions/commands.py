@@ -110,6 +110,25 @@ def read_paths(part: SimpleCommand, workspace: Path) -> tuple[list[str], bool]:
     return paths, outside
 
 
+def searched_dirs(part: SimpleCommand, workspace: Path) -> list[str]:
+    """The workspace-relative directories a built-in reader descends into (`rg`, `find`,
+    `grep -r`, `ls -R`): those its arguments name, or `.` when it names no existing path."""
+    name, options = Path(part.name).name, _options(part.argv[1:])
+    recursive = name in ("rg", "find") or (
+        name in ("grep", "ls")
+        and any(
+            o in ("--recursive", "--dereference-recursive", "--directories=recurse")
+            or (not o.startswith("--") and ("R" in o or (name == "grep" and "r" in o)))
+            for o in options
+        )
+    )
+    if not recursive:
+        return []
+    paths = read_paths(part, workspace)[0]
+    existing = [p for p in paths if (workspace / p).exists()]
+    return [p for p in existing if (workspace / p).is_dir()] if existing else ["."]
+
+
 def _git_read_only(part: SimpleCommand) -> bool:
     # Options before the subcommand (-c, -C, --git-dir, ...) can run programs or point git at a
     # repository with hooks of its own, so only `git <subcommand>` qualifies.

@@ -3,7 +3,8 @@
 Order of precedence, first match wins:
 1. a `deny` rule (from any config level or `--deny`) denies, in every mode; a `read(...)` deny
    rule also denies a built-in reader (`cat`, `grep`, ...) whose arguments name such a file;
-2. `yolo` allows everything else;
+2. `yolo` allows everything else; in other modes a recursive reader (`grep -r`, `rg`, `find`)
+   over a directory that may hold such files asks, even under an allow rule;
 3. `read-only` denies every write, external action and command outside the built-in
    read-only set;
 4. destructive commands, writes to `.git/` or agentcli's own config and data (the trust store)
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.errors import UsageError
+from agentcli.globs import globs_under
 from agentcli.permissions import Decision, PermissionMode, Verdict
 from agentcli.permissions.commands import (
     destructive_reason,
@@ -37,6 +39,7 @@ from agentcli.permissions.commands import (
     needs_network,
     protected_write_reason,
     read_paths,
+    searched_dirs,
 )
 from agentcli.permissions.persist import append_allow_rule
 from agentcli.permissions.rules import PATH_CLASSES, RuleKind, RuleSet, parse_rule
@@ -143,6 +146,10 @@ class RulePolicy:
             return denial
         if self.mode is PermissionMode.YOLO:
             return _allow("yolo mode")
+        for part in everything:
+            why = self._searches_denied(part)
+            if why:
+                return Verdict(Decision.ASK, f"{why}; {YOLO_HINT}")
         if self.mode is PermissionMode.READ_ONLY:
             return self._read_only_shell(parsed, everything)
         for part in everything:
@@ -233,6 +240,22 @@ class RulePolicy:
             denied = self.rules.first(RuleKind.DENY, "read", path)
             if denied:
                 return f"{part.name} {path} is denied by the rule {denied.text} ({denied.source})"
+        return None
+
+    def _searches_denied(self, part: SimpleCommand) -> str | None:
+        """Why a recursive reader (`grep -r`, `rg`, `find`) may read files a `read(...)` deny
+        rule covers, inside a directory it searches: it cannot leave them out as the grep tool
+        does, so it asks, even under an allow rule."""
+        denied = [rule for rule in self.rules.deny if rule.rule_class == "read"]
+        if self.workspace is None or not denied:
+            return None
+        for directory in searched_dirs(part, self.workspace):
+            for rule in denied:
+                if globs_under(rule.pattern, directory):
+                    return (
+                        f"`{part.name}` searches {directory}, which may hold files the rule "
+                        f"{rule.text} denies (the grep and glob tools leave those out)"
+                    )
         return None
 
     def _ask_for_parts(self, missing: list[SimpleCommand], sandboxed: bool) -> Verdict:

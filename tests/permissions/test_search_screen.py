@@ -179,3 +179,45 @@ def test_the_notice_names_rules_never_files(tmp_path: Path) -> None:
         policy(PermissionMode.DEFAULT, tmp_path, deny=[], ask=[]).search_screen(".").notice(".")
         == ""
     )
+
+
+# The shell's built-in readers cannot leave files out as the grep tool does: one that searches
+# a directory which may hold denied files asks, even under `shell(*)`, in every mode but yolo.
+# Rules: `deny read(secrets/**)`; a real workspace with `src/` and `secrets/`.
+SHELL = {
+    "grep -rn token .": "????a",
+    "grep -R token": "????a",
+    "grep --recursive token": "????a",
+    "rg token": "????a",
+    "rg -n token .": "????a",
+    "find . -name '*.py'": "????a",
+    "ls -R": "????a",
+    "ls && rg token": "????a",
+    "rg token src": "aaaaa",
+    "grep -rn token src README.md": "aaaaa",
+    "find src -name '*.py'": "aaaaa",
+    "grep token README.md": "aaaaa",
+    "ls": "aaaaa",
+    "grep -r token secrets": "ddddd",
+    "ls secrets": "ddddd",
+    "cat secrets/key.txt": "ddddd",
+}
+
+
+@pytest.mark.parametrize("allow", [[], ["shell(*)"]])
+@pytest.mark.parametrize("command", list(SHELL))
+def test_shell_searches_over_denied_files_ask(
+    command: str, allow: list[str], tmp_path: Path
+) -> None:
+    for rel in ("src/app.py", "secrets/key.txt", "README.md"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("token\n")
+    letters = {Decision.ALLOW: "a", Decision.ASK: "?", Decision.DENY: "d"}
+    got = ""
+    for mode in MODES:
+        rules = policy(mode, tmp_path, deny=["read(secrets/**)"], ask=[], allow=allow)
+        verdict = rules.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))
+        got += letters[verdict.decision]
+        if verdict.decision is Decision.ASK:
+            assert "read(secrets/**)" in verdict.reason and "grep" in verdict.reason
+    assert got == SHELL[command]
