@@ -6,6 +6,8 @@
 - The tool-result cap (30 000 characters) in tokens, and how many full-cap results fill a
   200k-token context window.
 - A long task's input cost with the prompt-cache breakpoints we send vs without caching.
+- A long task of large results with old results elided (`agentcli.context`, default settings)
+  vs sent in full: cost, and the largest context sent, against the 200k window.
 
 Token estimates: Claude's tokenizer is not public and counting needs the network, so characters
 are divided by 3.5 (Anthropic's rule of thumb for English text; JSON schemas, with their quotes
@@ -18,9 +20,12 @@ from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.context import ContextSettings, ContextView
 from agentcli.instructions import system_prompt
+from agentcli.messages import Message, ToolResultBlock, ToolUseBlock
 from agentcli.model import ModelRequest
 from agentcli.tools.builtin import builtin_tools
 from agentcli.tools.output import DEFAULT_OUTPUT_CAP
@@ -82,6 +87,69 @@ def session_cost(
     return price.cost(cached), price.cost(uncached)
 
 
+@dataclass(frozen=True, slots=True)
+class ElisionRun:
+    cost_usd: float
+    peak_tokens: int
+    """The largest context sent (fixed prompt, messages and the response)."""
+    over_window_at: int | None
+    """The first turn whose context exceeds the window: the task would stop there."""
+
+
+def elided_session(
+    fixed_tokens: int,
+    turns: int,
+    result_chars: int,
+    settings: ContextSettings | None,
+    output_tokens: int = 300,
+) -> ElisionRun:
+    """A `turns`-turn task (one `result_chars` result per turn) through a real ContextView
+    (None: nothing elided), priced with the cache model of `session_cost`: a request that
+    extends the previous one reads it from the cache and writes what is new; after the
+    watermark moved the changed prefix is far behind the breakpoint on the last message (the
+    API looks back only ~20 blocks), so only the fixed prompt is read and all else written."""
+    price = price_for(MODEL)
+    assert price is not None
+    view = ContextView(settings) if settings is not None else None
+    history = [Message.user("work through the repository")]
+    previous: list[Message] = []
+    usage, peak, over = Usage(), 0, None
+    for turn in range(turns):
+        if view is not None:
+            view.advance(history)
+        sent = view.messages(history) if view is not None else list(history)
+        sizes = [_message_tokens(m, output_tokens) for m in sent]
+        extends = sent[: len(previous)] == previous
+        read = fixed_tokens + sum(sizes[: len(previous)]) if extends and turn else 0
+        if turn and not extends:
+            read = fixed_tokens
+        written = fixed_tokens + sum(sizes) - read
+        response = Usage(
+            cache_read_input_tokens=read,
+            cache_creation_input_tokens=written,
+            output_tokens=output_tokens,
+        )
+        usage = usage + response
+        peak = max(peak, response.total_tokens)
+        if over is None and response.total_tokens > CONTEXT_WINDOW:
+            over = turn + 1
+        call = ToolUseBlock(f"call{turn}", "read_file", {"path": f"src/module_{turn}.py"})
+        history.append(Message(role="assistant", content=(call,)))
+        if view is not None:
+            view.observe(history, response)
+        history.append(
+            Message(role="user", content=(ToolResultBlock(call.id, "x" * result_chars),))
+        )
+        previous = sent
+    return ElisionRun(price.cost(usage), peak, over)
+
+
+def _message_tokens(message: Message, output_tokens: int) -> int:
+    if message.role == "assistant":
+        return output_tokens
+    return sum(tokens(len(r.content)) for r in message.tool_results) or tokens(len(message.text))
+
+
 def run() -> list[tuple[str, str]]:
     system_chars, tool_chars, per_tool = fixed_prompt()
     total_chars = system_chars + tool_chars
@@ -114,6 +182,22 @@ def run() -> list[tuple[str, str]]:
                 f"input+output cost, {turns} turns of {result_chars}-char results ({MODEL})",
                 f"${cached:.2f} with our cache breakpoints, ${uncached:.2f} without "
                 f"({uncached / cached:.1f}x)",
+            )
+        )
+    for turns, result_chars in ((50, 8_000), (50, 30_000)):
+        full = elided_session(total, turns, result_chars, None)
+        elided = elided_session(total, turns, result_chars, ContextSettings())
+        stops = (
+            f", over the {CONTEXT_WINDOW // 1000}k window from turn {full.over_window_at}"
+            if full.over_window_at is not None
+            else ""
+        )
+        rows.append(
+            (
+                f"elision: {turns} turns of {result_chars}-char results ({MODEL})",
+                f"${elided.cost_usd:.2f} (peak context {elided.peak_tokens // 1000}k) with old "
+                f"results elided, ${full.cost_usd:.2f} (peak {full.peak_tokens // 1000}k"
+                f"{stops}) sent in full ({full.cost_usd / elided.cost_usd:.1f}x)",
             )
         )
     return rows
