@@ -454,3 +454,22 @@ def test_sent_messages_keep_pairing_and_assistant_bytes(
         assert [m.to_wire() for m in history] == wire
         watermarks.append(view.watermark)
     assert watermarks == sorted(watermarks)
+
+
+async def test_an_elided_request_still_caches_up_to_its_latest_turn(workspace: Path) -> None:
+    from agentcli.model.anthropic import build_request_params
+
+    model = dumping([6_000] * 6)
+    await make_loop(model, workspace, [], ContextView(SETTINGS)).run([Message.user("go")])
+    request = model.requests[-1]
+    assert stubs(request.messages)
+    body = build_request_params("claude-sonnet-4-5", request)
+    marked = [
+        (i, j)
+        for i, message in enumerate(body["messages"])
+        for j, block in enumerate(message["content"])
+        if "cache_control" in block
+    ]
+    last = len(body["messages"]) - 1
+    assert marked == [(last, len(body["messages"][last]["content"]) - 1)]
+    assert pairing_problems(body["messages"]) == []
