@@ -116,7 +116,10 @@ class Grep(SearchTool[GrepInput]):
         if rg is not None:
             flags = _rg_flags(args, arg, screen.rg_excludes(shown_cwd))
             result = await run_rg(rg, flags, cwd=cwd)
-            hits, note = _parse_rg(result, args.output_mode, prefix), _rg_note(result, screen)
+            hits, note = (
+                _parse_rg(result, args.output_mode, prefix),
+                _rg_note(result, screen, prefix),
+            )
         else:
             hits, note = _python_grep(args, cwd, arg, prefix, screen), FALLBACK_NOTE
         # Second line of defence: whatever rg's globs let through, the rules' own matcher
@@ -191,7 +194,7 @@ def _join(prefix: str, path: str) -> str:
     return prefix + path.removeprefix("./")
 
 
-def _rg_note(result: RgResult, screen: SearchScreen) -> str:
+def _rg_note(result: RgResult, screen: SearchScreen, prefix: str = "") -> str:
     notes = []
     if result.overflowed:
         notes.append(
@@ -200,7 +203,7 @@ def _rg_note(result: RgResult, screen: SearchScreen) -> str:
     if result.exit_code == 2 and result.stderr.strip():
         # An error names a file (`PATH: message`): never one the screen withholds.
         errors = result.error_text().splitlines()
-        shown = (e for e in errors if not screen.withholds(e.partition(": ")[0].removeprefix("./")))
+        shown = (e for e in errors if not screen.withholds(_join(prefix, e.partition(": ")[0])))
         first = next(shown, None)
         notes.append(
             f"(ripgrep could not read some files, e.g.: {first})"

@@ -227,6 +227,9 @@ def test_ripgrep_errors_never_name_a_withheld_file(tmp_path: Path) -> None:
     only_secret = RgResult(2, b"", "rg: secrets/prod.key: Permission denied\n", False)
     assert _rg_note(only_secret, screen) == "(ripgrep could not read some files)"
     assert _rg_note(only_secret, SearchScreen()).endswith("secrets/prod.key: Permission denied)")
+    # rg ran in `secrets/deep`: its paths are relative to that directory.
+    in_subdir = RgResult(2, b"", "rg: ./dev.key: Permission denied\n", False)
+    assert _rg_note(in_subdir, screen, "secrets/deep/") == "(ripgrep could not read some files)"
 
 
 # Ripgrep's exclusions against the rules' matcher, on real files: rg never leaves out a file
