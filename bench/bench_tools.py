@@ -5,6 +5,8 @@
 - grep vs ripgrep: the grep tool (rg subprocess + parsing, sorting, formatting) vs running the
   same rg binary directly on the same tree, for a generated 3 000-file tree and for this
   repository (target: ≤ 1.3×).
+- glob vs ripgrep: the glob tool vs `rg --files --glob PATTERN` on the generated tree (no
+  target in the spec; shown so a slower listing is seen).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from agentcli.permissions import NonInteractivePrompter, PermissionMode
 from agentcli.permissions.basic import ModePolicy
 from agentcli.store import MemoryJournal
 from agentcli.tools.base import Resources, Risk, Tool, ToolContext, ToolInput, ToolOutput
+from agentcli.tools.glob_tool import Glob, GlobInput
 from agentcli.tools.grep import Grep, GrepInput
 from agentcli.tools.ripgrep import find_rg
 from agentcli.tools.runtime import ToolRuntime
@@ -113,16 +116,21 @@ def make_tree(root: Path, files: int = 3000) -> Path:
     return root
 
 
-def _raw_rg(rg: str, tree: Path, flags: list[str], pattern: str) -> float:
+def _raw_rg(rg: str, tree: Path, flags: list[str], args: GrepInput) -> float:
+    globs = ["--glob", args.glob] if args.glob else []
     started = time.perf_counter()
     subprocess.run(
-        [rg, "--no-config", *flags, "--regexp", pattern, "--", "."],
+        [rg, "--no-config", *flags, *globs, "--regexp", args.pattern, "--", "."],
         cwd=tree,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         check=False,
     )
     return time.perf_counter() - started
+
+
+def _glob_label(args: GrepInput) -> str:
+    return f" glob {args.glob}" if args.glob else ""
 
 
 def bench_grep_on(tree: Path, label: str, queries: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -147,16 +155,49 @@ def bench_grep_on(tree: Path, label: str, queries: list[dict[str, Any]]) -> list
                 started = time.perf_counter()
                 output = loop.run_until_complete(tool.call(args, ctx))
                 tool_times.append(time.perf_counter() - started)
-                raw_times.append(_raw_rg(rg, tree, flags, args.pattern))
+                raw_times.append(_raw_rg(rg, tree, flags, args))
             ours, raw = statistics.median(tool_times), statistics.median(raw_times)
             # The best-of ratio is the less noisy one on a shared machine; both are shown.
             best = min(tool_times) / min(raw_times)
             rows.append(
                 (
-                    f"grep {args.output_mode} {args.pattern!r} vs rg ({label})",
+                    f"grep {args.output_mode} {args.pattern!r}{_glob_label(args)} vs rg ({label})",
                     f"median tool {ours * 1e3:.1f} ms, rg {raw * 1e3:.1f} ms: ratio "
                     f"{ours / raw:.2f}x; best-of-{GREP_REPEAT} ratio {best:.2f}x "
                     f"(target ≤ 1.3x; {output.text.splitlines()[0]})",
+                )
+            )
+    finally:
+        loop.close()
+    return rows
+
+
+def bench_glob_on(tree: Path, label: str, patterns: list[str]) -> list[tuple[str, str]]:
+    rg = find_rg()
+    if rg is None:
+        return [(f"glob vs rg ({label})", "skipped: no ripgrep binary")]
+    tool = Glob()
+    ctx = ToolContext(workspace=tree, data_dir=Path(tempfile.mkdtemp(prefix="bench-glob-")))
+    rows = []
+    loop = asyncio.new_event_loop()
+    try:
+        for pattern in patterns:
+            args = GlobInput(pattern=pattern)
+            raw_args = [rg, "--no-config", "--files", "--glob", pattern]
+            tool_times, raw_times = [], []
+            for _ in range(GREP_REPEAT):
+                started = time.perf_counter()
+                output = loop.run_until_complete(tool.call(args, ctx))
+                tool_times.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                subprocess.run(raw_args, cwd=tree, capture_output=True, check=False)
+                raw_times.append(time.perf_counter() - started)
+            ours, raw = statistics.median(tool_times), statistics.median(raw_times)
+            rows.append(
+                (
+                    f"glob {pattern} vs rg --files --glob ({label})",
+                    f"median tool {ours * 1e3:.1f} ms, rg {raw * 1e3:.1f} ms: ratio "
+                    f"{ours / raw:.2f}x ({output.source['total']} files)",
                 )
             )
     finally:
@@ -176,8 +217,12 @@ def run() -> list[tuple[str, str]]:
                 {"pattern": "TODO"},
                 {"pattern": "TODO", "output_mode": "content"},
                 {"pattern": "function_1\\d\\d_5\\b", "output_mode": "count"},
+                # A file-name glob, and a path glob (ripgrep's --glob would override .gitignore).
+                {"pattern": "TODO", "glob": "*.py"},
+                {"pattern": "TODO", "glob": "pkg1*/**/*.py"},
             ],
         )
+        rows += bench_glob_on(tree, "3000 generated files", ["*.py", "pkg1*/**/*.py"])
         rows += bench_grep_on(REPO, "this repository", [{"pattern": "ToolError"}])
     return rows
 
