@@ -83,6 +83,19 @@ async def test_accept_check_diff_undo(workspace: Path) -> None:
     assert "Traceback" not in out
 
 
+async def test_after_undo_the_status_no_longer_says_verified(workspace: Path) -> None:
+    model = ScriptedModel(
+        [
+            respond(tool_use("write_file", {"path": "done.txt", "content": "finished\n"})),
+            respond(text("Wrote done.txt.")),
+        ]
+    )
+    keys = "/accept test -f done.txt\rwrite done.txt\ry/undo\r/exit\r"
+    out, repl = await session(workspace, model, keys)
+    assert "✓ task succeeded" in out and "removed done.txt" in out
+    assert repl.status.state == "undone"
+
+
 @pytest.mark.parametrize("in_git", [False, True])
 async def test_diff_shows_changes_made_by_commands(workspace: Path, in_git: bool) -> None:
     import subprocess

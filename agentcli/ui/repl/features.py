@@ -221,6 +221,8 @@ async def undo(repl: Repl, arg: str) -> None:
         return
     lines = [f"restored {n}" for n in result.restored] + [f"removed {n}" for n in result.removed]
     repl.say(f"undid task {result.task_id}:\n    " + "\n    ".join(lines))
+    # Whatever was verified was verified on files that just changed back.
+    repl.status.state = "undone"
 
 
 # -- /sessions and /resume -------------------------------------------------------------------
