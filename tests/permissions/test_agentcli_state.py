@@ -27,13 +27,7 @@ from agentcli.tools.write_file import WriteFile
 from agentcli.trust import store_path, user_rules_path
 
 PERMISSIVE = ["shell(*)", "write(**)", "shell(agentcli *)", "shell(echo *)", "shell(cp *)"]
-MODES = (
-    PermissionMode.DEFAULT,
-    PermissionMode.ACCEPT_EDITS,
-    PermissionMode.READ_ONLY,
-    PermissionMode.AUTO,
-    PermissionMode.YOLO,
-)
+MODES = tuple(PermissionMode)  # default, accept-edits, read-only, auto, yolo: the letters' order
 ALWAYS_ASKS = "??d?a"  # default, accept-edits, read-only, auto, yolo
 
 

@@ -17,13 +17,7 @@ from agentcli.permissions import Decision, PermissionMode
 from agentcli.permissions.setup import build_policy
 from agentcli.tools.base import PermissionTarget, Risk
 
-MODES = (
-    PermissionMode.DEFAULT,
-    PermissionMode.ACCEPT_EDITS,
-    PermissionMode.READ_ONLY,
-    PermissionMode.AUTO,
-    PermissionMode.YOLO,
-)
+MODES = tuple(PermissionMode)  # default, accept-edits, read-only, auto, yolo: the letters' order
 LETTER = {"a": Decision.ALLOW, "?": Decision.ASK, "d": Decision.DENY}
 
 

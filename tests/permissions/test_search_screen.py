@@ -20,13 +20,7 @@ from agentcli.permissions.policy import RulePolicy
 from agentcli.permissions.setup import build_policy
 from agentcli.tools.base import PermissionTarget, Risk
 
-MODES = (
-    PermissionMode.DEFAULT,
-    PermissionMode.ACCEPT_EDITS,
-    PermissionMode.READ_ONLY,
-    PermissionMode.AUTO,
-    PermissionMode.YOLO,
-)
+MODES = tuple(PermissionMode)  # default, accept-edits, read-only, auto, yolo: the letters' order
 DENY = ["read(secrets/**)", "read(**/.env)"]
 ASK = ["read(config/prod/**)"]
 
