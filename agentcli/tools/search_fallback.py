@@ -1,7 +1,7 @@
 """Pure-Python file listing and search, used by `glob` and `grep` only when no ripgrep binary
-exists. It skips hidden files and directories (`.git` included), binary files and, like ripgrep,
-symbolic links (a link would show a file under a name no read rule covers); it does not read
-.gitignore, and results say so."""
+exists; and the glob matcher both tools use with ripgrep too. It skips hidden files and
+directories (`.git` always), binary files and, like ripgrep, symbolic links (a link would show a
+file under a name no read rule covers); it does not read .gitignore, and results say so."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from agentcli.globs import glob_to_regex
+from agentcli.globs import GlobSyntaxError, glob_to_regex
 from agentcli.tools.output import split_lines
 
 FALLBACK_NOTE = (
@@ -32,7 +32,9 @@ def walk_files(root: Path, *, hidden: bool = False) -> Iterator[str]:
         )
         rel_dir = os.path.relpath(directory, root)
         for name in sorted(filenames):
-            if not hidden and name.startswith("."):
+            # A `.git` file (a worktree's or submodule's pointer) is left out like ripgrep's
+            # `--glob !.git` leaves it out.
+            if name == ".git" or (not hidden and name.startswith(".")):
                 continue
             rel = name if rel_dir == "." else f"{rel_dir}/{name}"
             if _is_regular_file(os.path.join(directory, name)):  # noqa: PTH118 - hot path
@@ -49,14 +51,22 @@ def _is_regular_file(path: str) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A regex for a .gitignore-style glob: without a `/` it matches a file name at any depth;
-    `**` spans directories, `*` and `?` stay inside one, `{a,b}` is an alternative."""
+    """A regex for a .gitignore-style glob, read as ripgrep reads it: without a `/` it matches
+    a file name at any depth; `**` spans directories, `*` and `?` stay inside one, `{a,b}` is an
+    alternative. Raises GlobSyntaxError, with ripgrep's message, for a malformed glob."""
     anchored = "/" in pattern.rstrip("/")
-    body = glob_to_regex(pattern.lstrip("/"), extended=True)
-    return re.compile(body if anchored else f"(?:.*/)?{body}")
+    try:
+        body = glob_to_regex(pattern.lstrip("/"), extended=True)
+    except GlobSyntaxError as exc:
+        raise GlobSyntaxError(f"error parsing glob '{pattern}': {exc}") from None
+    return re.compile(body if anchored else f"(?:.*/)?{body}", re.DOTALL)
 
 
 def glob_matches(rel: str, pattern: str) -> bool:
+    """Whether the `/`-separated path `rel` (relative to the search root) matches `pattern`.
+    This is the one matcher for glob patterns: with ripgrep too, the tools filter what
+    `rg --files` lists with it instead of passing the pattern as `--glob`, which would
+    override .gitignore and the hidden-file rule."""
     return glob_regex(pattern).fullmatch(rel) is not None
 
 
