@@ -1,9 +1,10 @@
 """`glob`: the files whose paths match a pattern, most recently modified first.
 
 Listing goes through `rg --files`, so .gitignore'd files, hidden files and `.git` are left out
-(hidden ones are included when the pattern itself names a hidden path, like `.github/**`), and
-so are files under a `read(...)` deny rule (or an ask rule), which ripgrep skips and the rules'
-own matcher filters out again.
+(hidden ones are included when the pattern itself names a hidden path, like `.github/**`; `.git`
+never is), and so are files under a `read(...)` deny rule (or an ask rule), which ripgrep skips
+and the rules' own matcher filters out again. The pattern is matched in Python, never given to
+ripgrep as `--glob`, which would override all of that (see `search_globs`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.tools.base import ToolContext, ToolOutput
 from agentcli.tools.output import NOTICE_ROOM, new_spill_path, read_on, save_spill
 from agentcli.tools.paths import display_path
-from agentcli.tools.ripgrep import run_rg
 from agentcli.tools.search import (
     SearchInput,
     SearchTool,
@@ -30,8 +30,13 @@ from agentcli.tools.search_fallback import (
     newest_first_key,
     walk_files,
 )
+from agentcli.tools.search_globs import check_glob, rg_files
 
 MAX_GLOB_RESULTS = 1000
+LISTING_CUT = (
+    "(the tree holds too many files to list them all: some matching files may be missing; "
+    "give a narrower path)"
+)
 
 
 class GlobInput(SearchInput):
@@ -72,6 +77,7 @@ class Glob(SearchTool[GlobInput]):
                 "field 'pattern' starts with '!', which would list everything except the "
                 "pattern; give the pattern of the files you want",
             )
+        check_glob(args.pattern)
 
     def summary(self, args: GlobInput, shown_root: str) -> str:
         return f"list {args.pattern} in {shown_root}"
@@ -84,19 +90,20 @@ class Glob(SearchTool[GlobInput]):
         hidden = names_hidden(pattern)
         rg = self.rg()
         if rg is not None:
-            flags = ["--files", "--glob", pattern]
-            if hidden:
-                flags += ["--hidden", "--glob", "!.git"]
-            result = await run_rg(rg, [*flags, *screen.rg_excludes(shown_root)], cwd=root)
+            excludes = screen.rg_excludes(shown_root)
+            result = await rg_files(rg, root, hidden=hidden, excludes=excludes)
             if result.exit_code == 2 and not result.stdout:
                 raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, result.error_text())
-            found = result.stdout.decode("utf-8", errors="replace").splitlines()
-            note = ""
+            listed = result.stdout.decode("utf-8", errors="replace").splitlines()
+            note = f"\n{LISTING_CUT}" if result.overflowed else ""
         else:
-            found = [rel for rel in walk_files(root, hidden=hidden) if glob_matches(rel, pattern)]
-            note = f"\n{FALLBACK_NOTE}"
+            listed, note = list(walk_files(root, hidden=hidden)), f"\n{FALLBACK_NOTE}"
         prefix = "" if shown_root == "." else f"{shown_root}/"
-        found = [rel for rel in found if not screen.withholds(prefix + rel)]
+        found = [
+            rel
+            for rel in listed
+            if glob_matches(rel, pattern) and not screen.withholds(prefix + rel)
+        ]
         withheld = screen.notice(shown_root)
         note += f"\n{withheld}" if withheld else ""
         return self._format(args, found, root, shown_root, ctx, note)
