@@ -141,6 +141,25 @@ def _git_read_only(part: SimpleCommand) -> bool:
     return True
 
 
+GIT_PRINTS_FILES = frozenset({"show", "diff", "blame", "grep", "cat-file", "archive"})
+"""git subcommands that print (or pack) file contents from the repository's history."""
+_GIT_LOG_CONTENT = ("-p", "-u", "--patch", "--cc", "-L", "-S", "-G", "--pickaxe")
+"""`git log` options that print file contents, or (pickaxe) tell which commits contain a text."""
+
+
+def git_prints_files(part: SimpleCommand) -> bool:
+    """Whether a git command may print committed file contents: such files are out of reach of a
+    path a `read(...)` rule can match (`git show HEAD:secrets/key`, `git log -p`)."""
+    if Path(part.name).name != "git":
+        return False
+    sub, args = git_subcommand(part)
+    if sub in GIT_PRINTS_FILES:
+        return True
+    if sub not in ("log", "whatchanged"):
+        return False
+    return sub == "whatchanged" or any(arg.startswith(_GIT_LOG_CONTENT) for arg in args)
+
+
 def git_subcommand(part: SimpleCommand) -> tuple[str | None, list[str]]:
     """The git subcommand and its arguments, skipping global options (`-C dir`, `-c k=v`)."""
     args = list(part.argv[1:])

@@ -4,7 +4,8 @@ Order of precedence, first match wins:
 1. a `deny` rule (from any config level or `--deny`) denies, in every mode; a `read(...)` deny
    rule also denies a built-in reader (`cat`, `grep`, ...) whose arguments name such a file;
 2. `yolo` allows everything else; in other modes a recursive reader (`grep -r`, `rg`, `find`)
-   over a directory that may hold such files asks, even under an allow rule;
+   over a directory that may hold such files, or a git command that prints committed files
+   (`git show`, `git diff`, `git log -p`), asks, even under an allow rule;
 3. `read-only` denies every write, external action and command outside the built-in
    read-only set;
 4. destructive commands, writes to `.git/` or agentcli's own config and data (the trust store)
@@ -33,6 +34,7 @@ from agentcli.permissions import Decision, PermissionMode, Verdict
 from agentcli.permissions.commands import (
     destructive_reason,
     every_command,
+    git_prints_files,
     is_protected_path,
     is_read_only_part,
     needs_git_write,
@@ -249,6 +251,11 @@ class RulePolicy:
         denied = [rule for rule in self.rules.deny if rule.rule_class == "read"]
         if self.workspace is None or not denied:
             return None
+        if git_prints_files(part):
+            return (
+                f"`{part.text}` can print committed files the rule {denied[0].text} denies "
+                "(the file tools and the grep tool leave those out)"
+            )
         for directory in searched_dirs(part, self.workspace):
             for rule in denied:
                 if globs_under(rule.pattern, directory):

@@ -195,6 +195,15 @@ SHELL = {
     "grep -r token secrets": "ddddd",
     "ls secrets": "ddddd",
     "cat secrets/key.txt": "ddddd",
+    # git prints committed files no path in its arguments reveals (`HEAD:secrets/key.txt`).
+    "git show HEAD:secrets/key.txt": "????a",
+    "git diff HEAD~1": "????a",
+    "git log -p": "????a",
+    "git log --patch -- src": "????a",
+    "git log -Stoken": "????a",
+    "git -C . grep token": "????a",
+    "git status": "aaaaa",
+    "git log --oneline -5": "aaaaa",
 }
 
 
