@@ -3,8 +3,8 @@
 Listing goes through `rg --files`, so .gitignore'd files, hidden files and `.git` are left out
 (hidden ones are included when the pattern itself names a hidden path, like `.github/**`; `.git`
 never is), and so are files under a `read(...)` deny rule (or an ask rule), which ripgrep skips
-and the rules' own matcher filters out again. The pattern is matched in Python, never given to
-ripgrep as `--glob`, which would override all of that (see `search_globs`).
+and the rules' own matcher filters out again. The pattern decides in Python; ripgrep's
+`--glob` would override all of that (see `search_globs`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.tools.base import ToolContext, ToolOutput
 from agentcli.tools.output import NOTICE_ROOM, new_spill_path, read_on, save_spill
 from agentcli.tools.paths import display_path
+from agentcli.tools.ripgrep import run_rg
 from agentcli.tools.search import (
     SearchInput,
     SearchTool,
@@ -26,11 +27,10 @@ from agentcli.tools.search import (
 )
 from agentcli.tools.search_fallback import (
     FALLBACK_NOTE,
-    glob_matches,
     newest_first_key,
     walk_files,
 )
-from agentcli.tools.search_globs import check_glob, rg_files
+from agentcli.tools.search_globs import check_glob, rg_selection, selector
 
 MAX_GLOB_RESULTS = 1000
 LISTING_CUT = (
@@ -90,8 +90,9 @@ class Glob(SearchTool[GlobInput]):
         hidden = names_hidden(pattern)
         rg = self.rg()
         if rg is not None:
-            excludes = screen.rg_excludes(shown_root)
-            result = await rg_files(rg, root, hidden=hidden, excludes=excludes)
+            with rg_selection(pattern, hidden=hidden) as selection:
+                flags = ["--files", *selection, *screen.rg_excludes(shown_root)]
+                result = await run_rg(rg, flags, cwd=root)
             if result.exit_code == 2 and not result.stdout:
                 raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, result.error_text())
             listed = result.stdout.decode("utf-8", errors="replace").splitlines()
@@ -99,11 +100,9 @@ class Glob(SearchTool[GlobInput]):
         else:
             listed, note = list(walk_files(root, hidden=hidden)), f"\n{FALLBACK_NOTE}"
         prefix = "" if shown_root == "." else f"{shown_root}/"
-        found = [
-            rel
-            for rel in listed
-            if glob_matches(rel, pattern) and not screen.withholds(prefix + rel)
-        ]
+        found = list(filter(selector(pattern, hidden=hidden), listed))
+        if screen.rules:
+            found = [rel for rel in found if not screen.withholds(prefix + rel)]
         withheld = screen.notice(shown_root)
         note += f"\n{withheld}" if withheld else ""
         return self._format(args, found, root, shown_root, ctx, note)

@@ -2,7 +2,8 @@
 
 rg's output is parsed into per-file hits, ordered most recently modified first, and cut at the
 output cap on whole lines with a notice that says exactly how many matches and files were shown
-and omitted, how to narrow the search, and where the full result was saved.
+and omitted, how to narrow the search, and where the full result was saved. A `glob` narrows the
+search without overriding .gitignore, hidden files or `.git` (see `search_globs`).
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from agentcli.tools.search import (
 )
 from agentcli.tools.search_fallback import (
     FALLBACK_NOTE,
-    glob_matches,
     newest_first_key,
     read_text_file,
     walk_files,
 )
+from agentcli.tools.search_globs import check_glob, rg_selection, selector
 
 MAX_LINE_COLUMNS = 400
 _MATCH_LINE = re.compile(r"\d+:")
@@ -102,6 +103,8 @@ class Grep(SearchTool[GrepInput]):
                 ToolErrorKind.INVALID_ARGUMENTS,
                 "field 'context' only applies to output_mode='content'",
             )
+        if args.glob:
+            check_glob(args.glob)
 
     def summary(self, args: GrepInput, shown_root: str) -> str:
         return f"search {args.pattern!r} in {shown_root}"
@@ -114,12 +117,15 @@ class Grep(SearchTool[GrepInput]):
         screen = search_screen(target, ctx)
         rg = self.rg()
         if rg is not None:
-            flags = _rg_flags(args, arg, screen.rg_excludes(shown_cwd))
-            result = await run_rg(rg, flags, cwd=cwd)
-            hits, note = (
-                _parse_rg(result, args.output_mode, prefix),
-                _rg_note(result, screen, prefix),
-            )
+            hidden = names_hidden(args.glob, args.path)
+            with rg_selection(args.glob, hidden=hidden) as selection:
+                flags = _rg_flags(args, arg, [*selection, *screen.rg_excludes(shown_cwd)])
+                result = await run_rg(rg, flags, cwd=cwd)
+            hits = _parse_rg(result, args.output_mode, prefix)
+            if args.glob:  # ripgrep looked at a superset of the glob's files
+                selected = selector(args.glob, hidden=hidden)
+                hits = [h for h in hits if selected(h.path[len(prefix) :])]
+            note = _rg_note(result, screen, prefix)
         else:
             hits, note = _python_grep(args, cwd, arg, prefix, screen), FALLBACK_NOTE
         # Second line of defence: whatever rg's globs let through, the rules' own matcher
@@ -131,15 +137,11 @@ class Grep(SearchTool[GrepInput]):
         return _format(args, hits, shown, ctx, "\n".join(filter(None, [note, withheld])))
 
 
-def _rg_flags(args: GrepInput, arg: str, excludes: list[str]) -> list[str]:
+def _rg_flags(args: GrepInput, arg: str, selection: list[str]) -> list[str]:
     flags = ["--color", "never", "--max-columns", str(MAX_LINE_COLUMNS), "--max-columns-preview"]
     if args.case_insensitive:
         flags.append("--ignore-case")
-    if args.glob:
-        flags += ["--glob", args.glob]
-    if names_hidden(args.glob, args.path):
-        flags += ["--hidden", "--glob", "!.git"]
-    flags += excludes  # after the model's glob: ripgrep's later globs win
+    flags += selection  # the glob, hidden files, then the screen's exclusions: later globs win
     if args.output_mode == "files_with_matches":
         flags.append("--files-with-matches")
     elif args.output_mode == "count":
@@ -222,9 +224,10 @@ def _python_grep(
         raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"invalid regex: {exc}") from exc
     root = cwd / arg
     hidden = names_hidden(args.glob, args.path)
+    selected = selector(args.glob, hidden=hidden) if args.glob else None
     hits = []
     for rel in walk_files(root, hidden=hidden):
-        if args.glob and not glob_matches(rel, args.glob):
+        if selected is not None and not selected(rel):
             continue
         shown = _join(prefix, rel if arg == "." else arg)
         if screen.withholds(shown):

@@ -49,11 +49,18 @@ def _is_regular_file(path: str) -> bool:
         return False
 
 
+def trim_glob(pattern: str) -> str:
+    """A glob without its trailing blanks, as ripgrep (and .gitignore) reads it: they are
+    dropped unless the last one is escaped (`\\ `)."""
+    return pattern if pattern.endswith("\\ ") else pattern.rstrip()
+
+
 @functools.lru_cache(maxsize=64)
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A regex for a .gitignore-style glob, read as ripgrep reads it: without a `/` it matches
     a file name at any depth; `**` spans directories, `*` and `?` stay inside one, `{a,b}` is an
     alternative. Raises GlobSyntaxError, with ripgrep's message, for a malformed glob."""
+    pattern = trim_glob(pattern)
     anchored = "/" in pattern.rstrip("/")
     try:
         body = glob_to_regex(pattern.lstrip("/"), extended=True)

@@ -1,31 +1,33 @@
-"""How the model's glob picks the files `glob` and `grep` look at, without letting ripgrep
-override .gitignore, the hidden-file rule or `.git`: ripgrep's `--glob PATTERN` is a whitelist
-that, by its design, wins over all three.
+"""Which files `glob` and `grep` look at: the model's glob, with .gitignore, the hidden-file rule
+and `.git` kept. ripgrep's `--glob PATTERN` cannot carry the model's glob: it is a whitelist
+that, by ripgrep's design, overrides all three.
 
-The glob is matched in Python (`glob_matches`, which reads globs as ripgrep does), with ripgrep
-and in the fallback alike, so the two agree by construction. ripgrep only lists or narrows, in
-ways that keep its ignore rules:
-- `glob` lists with `rg --files` and keeps the paths that match;
-- `grep` with a file-name glob (`*.py`, `**/*.{ts,tsx}`) defines it as a file type
-  (`--type-add`), which selects files without overriding anything; with an exclusion
-  (`!*.min.js`) it passes it as is (an exclusion whitelists nothing); with a path glob
-  (`src/**/*.ts`) it passes `--glob` to narrow the search, keeps `.git` and hidden files out with
-  later globs (ripgrep's later globs win), and lists the files ripgrep searches without the
-  glob, in parallel: only hits on those count.
+What the glob selects is decided in Python (`selector`, on `glob_regex`, which reads globs as
+ripgrep does), with ripgrep and in the fallback alike, so the two agree by construction. ripgrep
+only narrows its walk to a superset of those files, in ways that keep its ignore files:
+- a file-name glob (`*.py`, `**/*.{ts,tsx}`) becomes a file type (`--type-add`): types select by
+  name after the ignore files have had their say (they do let hidden files of that name through,
+  which `selector` drops);
+- a path glob (`src/**/*.ts`) goes into an extra ignore file ("everything is ignored but
+  directories and the glob's files"), which ripgrep applies after .gitignore, .ignore and
+  .rgignore, so what they ignore stays ignored. Its whitelist would open hidden directories,
+  `.git` too, so `--glob !.*` follows (command-line exclusions win over every ignore file);
+- an exclusion (`!*.min.js`, grep only) goes to ripgrep as it is: it whitelists nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator
 
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.globs import GlobSyntaxError
-from agentcli.tools.ripgrep import RgResult, run_rg
-from agentcli.tools.search_fallback import glob_matches, glob_regex
+from agentcli.tools.search_fallback import glob_regex, trim_glob
 
 GLOB_TYPE = "agentcliglob"
-"""The name of the file type a file-name glob is given to ripgrep as."""
+"""The file type a file-name glob is given to ripgrep as."""
 
 
 def check_glob(pattern: str) -> None:
@@ -36,53 +38,55 @@ def check_glob(pattern: str) -> None:
         raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, str(exc)) from None
 
 
-def glob_selects(rel: str, glob: str) -> bool:
-    """Whether a search limited by `glob` looks at the file `rel` (relative to the directory
-    the glob is relative to). `!PATTERN` leaves out the files it matches and, as in ripgrep,
-    everything in a directory it matches."""
+def selector(glob: str, *, hidden: bool) -> Callable[[str], bool]:
+    """Whether a search limited by `glob` looks at a file, given its path relative to the
+    directory the glob is relative to; at a hidden one only when `hidden` (the pattern or path
+    names a hidden path). `!PATTERN` leaves out the files it matches and, as in ripgrep,
+    everything in a directory it matches. (A closure: it runs once per listed file.)"""
+    regex = glob_regex(glob.removeprefix("!"))
     if not glob.startswith("!"):
-        return glob_matches(rel, glob)
-    excluded = glob[1:]
-    candidate = rel
-    while candidate:
-        if glob_matches(candidate, excluded):
-            return False
-        candidate = candidate.rpartition("/")[0]
-    return True
+        return lambda rel: (hidden or "/." not in "/" + rel) and regex.fullmatch(rel) is not None
+
+    def not_excluded(rel: str) -> bool:
+        candidate = rel
+        while candidate:
+            if regex.fullmatch(candidate):
+                return False
+            candidate = candidate.rpartition("/")[0]
+        return hidden or "/." not in "/" + rel
+
+    return not_excluded
 
 
-def hidden_flags(hidden: bool) -> list[str]:
-    """ripgrep's flags for a search whose pattern or path names a hidden path: hidden files are
-    listed, `.git` still is not."""
-    return ["--hidden", "--glob", "!.git"] if hidden else []
+@contextlib.contextmanager
+def rg_selection(glob: str | None, *, hidden: bool) -> Iterator[list[str]]:
+    """ripgrep's flags, valid inside the `with`, for a walk over (a superset of) the files
+    `glob` selects, with .gitignore'd files, `.git` and, unless `hidden`, hidden files left out.
+    `hidden`: the pattern or path names a hidden path."""
+    walk = ["--hidden", "--glob", "!.git"] if hidden else []
+    glob = None if glob is None else trim_glob(glob)
+    # A newline would start another rule in an ignore file (or a glob's line).
+    if glob is None or "\n" in glob or "\r" in glob:
+        yield walk  # not narrowed (the results are filtered all the same)
+    elif glob.startswith("!"):
+        yield ["--glob", glob, *walk]
+    elif (name := _file_name_glob(glob)) is not None:
+        yield ["--type-add", f"{GLOB_TYPE}:{name}", "--type", GLOB_TYPE, *walk]
+    else:
+        fd, path = tempfile.mkstemp(prefix="agentcli-glob-", suffix=".ignore")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                file.write(f"*\n!*/\n!{glob}\n")
+            # The file's whitelist would let hidden paths through: `.*` covers `.git` too.
+            yield ["--ignore-file", path, *(walk or ["--glob", "!.*"])]
+        finally:
+            os.unlink(path)  # noqa: PTH108 - the path mkstemp gave
 
 
-async def rg_files(
-    rg: str, cwd: Path, *, hidden: bool, excludes: list[str], arg: str | None = None
-) -> RgResult:
-    """`rg --files`: the files a search of `arg` (default: `cwd`) looks at, ignore rules kept."""
-    where = ["--", arg] if arg else []
-    return await run_rg(rg, ["--files", *hidden_flags(hidden), *excludes, *where], cwd=cwd)
-
-
-@dataclass(frozen=True, slots=True)
-class RgGlob:
-    """How a ripgrep search is narrowed to a glob's files."""
-
-    flags: list[str]
-    listed: bool
-    """The flags let ignored or hidden files through: keep only hits `rg_files` lists."""
-
-
-def rg_glob(glob: str, *, hidden: bool) -> RgGlob:
-    """The ripgrep flags that narrow a search to (a superset of) the files `glob` selects."""
-    if glob.startswith("!"):
-        return RgGlob(["--glob", glob], listed=False)
+def _file_name_glob(glob: str) -> str | None:
+    """The glob on file names that `glob` amounts to, if it names no directory."""
     name = glob
     while name.startswith("**/"):
         name = name[3:]
-    # A type is a glob on file names; `:` would end the type's name in --type-add.
-    if "/" not in name and ":" not in name:
-        return RgGlob(["--type-add", f"{GLOB_TYPE}:{name}", "--type", GLOB_TYPE], listed=False)
-    unhidden = [] if hidden else ["--glob", "!.*"]
-    return RgGlob(["--glob", glob, "--glob", "!.git", *unhidden], listed=True)
+    # `:` would end the type's name in `--type-add NAME:GLOB`.
+    return name if "/" not in name and ":" not in name else None
