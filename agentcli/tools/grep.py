@@ -145,7 +145,8 @@ def _rg_flags(args: GrepInput, arg: str, selection: list[str]) -> list[str]:
     if args.output_mode == "files_with_matches":
         flags.append("--files-with-matches")
     elif args.output_mode == "count":
-        flags += ["--count", "--null"]
+        # rg names the file only when it searches more than one, unless told to.
+        flags += ["--count", "--with-filename", "--null"]
     else:
         flags += ["--line-number", "--with-filename", "--no-heading", "--null"]
         if args.context:
@@ -232,7 +233,7 @@ def _python_grep(
         shown = _join(prefix, rel if arg == "." else arg)
         if screen.withholds(shown):
             continue  # never even read
-        lines = read_text_file(root / rel)
+        lines = read_text_file(root / rel if arg == "." else root)
         if lines is None:
             continue
         numbers = [n for n, line in enumerate(lines) if regex.search(line)]

@@ -179,6 +179,19 @@ async def test_a_grep_glob_that_excludes_leaves_the_ignore_rules_alone(
     assert sorted(record.result_text.splitlines()[1:]) == sorted(expected)
 
 
+@pytest.mark.parametrize("use_rg", [True, False])
+@pytest.mark.parametrize("mode", ["files_with_matches", "content", "count"])
+async def test_grep_on_one_file_names_it_in_every_mode(
+    make_harness: Any, tree: Path, use_rg: bool, mode: str
+) -> None:
+    harness = make_harness([Grep(use_rg=use_rg)])
+    for glob in (None, "*.py"):
+        record = await harness.call(
+            "grep", pattern="needle", path="src/app.py", glob=glob, output_mode=mode
+        )
+        assert record.result_text.splitlines()[1] in ("src/app.py", "src/app.py: 1"), glob
+
+
 # --- malformed globs ------------------------------------------------------------------------
 
 
@@ -261,7 +274,7 @@ def test_glob_with_and_without_ripgrep_agree(
 @given(
     glob=globs,
     negated=st.booleans(),
-    path=st.sampled_from([None, "src"]),
+    path=st.sampled_from([None, "src", "src/s.py"]),
     mode=st.sampled_from(["count", "content"]),
 )
 def test_grep_with_a_glob_with_and_without_ripgrep_agree(
