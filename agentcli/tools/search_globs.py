@@ -46,13 +46,19 @@ def selector(glob: str, *, hidden: bool) -> Callable[[str], bool]:
     regex = glob_regex(glob.removeprefix("!"))
     if not glob.startswith("!"):
         return lambda rel: (hidden or "/." not in "/" + rel) and regex.fullmatch(rel) is not None
+    excluded = trim_glob(glob[1:])
+    # A trailing `/` names directories only (it anchors nothing): never the file itself.
+    file_regex = None if excluded.endswith("/") else regex
+    dir_regex = glob_regex(excluded.rstrip("/")) if file_regex is None else regex
 
     def not_excluded(rel: str) -> bool:
-        candidate = rel
-        while candidate:
-            if regex.fullmatch(candidate):
+        if file_regex is not None and file_regex.fullmatch(rel):
+            return False
+        directory = rel.rpartition("/")[0]
+        while directory:
+            if dir_regex.fullmatch(directory):
                 return False
-            candidate = candidate.rpartition("/")[0]
+            directory = directory.rpartition("/")[0]
         return hidden or "/." not in "/" + rel
 
     return not_excluded
@@ -88,5 +94,5 @@ def _file_name_glob(glob: str) -> str | None:
     name = glob
     while name.startswith("**/"):
         name = name[3:]
-    # `:` would end the type's name in `--type-add NAME:GLOB`.
-    return name if "/" not in name and ":" not in name else None
+    # `:` would end the type's name in `--type-add NAME:GLOB`, which needs a glob.
+    return name if name and "/" not in name and ":" not in name else None

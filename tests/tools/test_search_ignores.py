@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from agentcli.errors import ToolErrorKind
@@ -237,7 +237,7 @@ AGREEMENT_FILES = [
 ]
 SEGMENTS = [
     "*", "**", "src", "deep", "a*", "s**", "*.py", "?.py", "*.{py,md}", "[as]*", "[!a]*",
-    "mod.py", ".env", ".*", ".github", "\\*.py", "*:*", "*.py ", "a{", "[x",
+    "mod.py", ".env", ".*", ".github", "\\*.py", "*:*", "*.py ", "deep/", "a{", "[x",
 ]  # fmt: skip
 
 
@@ -260,6 +260,7 @@ globs = st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=3).map("/".join
 
 
 @settings(max_examples=80, deadline=None)
+@example(pattern="**/", anchored=False, path=None)  # directories only: no file
 @given(pattern=globs, anchored=st.booleans(), path=st.sampled_from([None, "src"]))
 def test_glob_with_and_without_ripgrep_agree(
     plain_tree: Path, pattern: str, anchored: bool, path: str | None
@@ -271,6 +272,7 @@ def test_glob_with_and_without_ripgrep_agree(
 
 
 @settings(max_examples=80, deadline=None)
+@example(glob="**/", negated=True, path=None, mode="count")  # excludes every directory
 @given(
     glob=globs,
     negated=st.booleans(),
