@@ -1,0 +1,45 @@
+"""The benchmarks keep working as the code changes (nothing here times anything).
+
+`python -m bench.run` is not part of CI, so a change can break a benchmark unnoticed (the
+session lock once made the journal benchmark's repeated resume fail). The quick ones run here
+in full; the slow ones (start-up, REPL, tools: minutes of subprocesses) are imported.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOW = ["bench_startup", "bench_repl", "bench_tools"]
+QUICK = sorted({p.stem for p in (ROOT / "bench").glob("bench_*.py")} - set(SLOW))
+
+
+def test_every_benchmark_is_either_run_or_imported_here() -> None:
+    assert set(QUICK) == {"bench_cost", "bench_journal", "bench_loop"}
+
+
+@pytest.mark.parametrize("name", SLOW)
+def test_slow_benchmarks_import(name: str) -> None:
+    module = importlib.import_module(f"bench.{name}")
+    assert callable(module.run)
+
+
+@pytest.mark.parametrize("name", QUICK)
+def test_quick_benchmarks_run(name: str, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run", name.removeprefix("bench_")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        env={**os.environ, "AGENTCLI_HOME": str(tmp_path / "home")},
+    )
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.strip()]
+    assert rows and "FAILED" not in done.stdout
