@@ -15,6 +15,7 @@ import typer.main
 
 from agentcli.ui import fastpath
 from agentcli.ui.cli import app
+from agentcli.ui.repl import ReplSettings
 from agentcli.ui.run import RunOptions
 
 
@@ -27,28 +28,38 @@ def typer_command(path: Sequence[str]) -> tuple[Any, Any]:
         command = command.get_command(ctx, name)
         assert command is not None, f"the typer app has no command {' '.join(path)}"
         ctx = click.Context(command, info_name=name, parent=ctx)
-    return command, ctx.parent
+    return command, ctx.parent if path else None
+
+
+ENTRY_ONLY = {"version"}
+"""Root options `entry.main` answers before any parser (`--version`)."""
 
 
 def typer_reads(args: Sequence[str]) -> dict[str, Any]:
-    for length in (2, 1):
+    for length in (2, 1, 0):
         if len(args) >= length and tuple(args[:length]) in fastpath.COMMANDS:
             command, parent = typer_command(args[:length])
-            return dict(
-                command.make_context(args[length - 1], list(args[length:]), parent=parent).params
-            )
+            name = args[length - 1] if length else "agentcli"
+            params = command.make_context(name, list(args[length:]), parent=parent).params
+            return {k: v for k, v in params.items() if k not in ENTRY_ONLY}
     raise AssertionError(f"not a fast-path command: {args}")
 
 
 def handler_keywords(command: fastpath.FastCommand) -> dict[str, Any]:
-    """What the handler takes, with the defaults it applies (`run` hands them to RunOptions)."""
+    """What the handler takes, with the defaults it applies (`run` hands them to RunOptions, the
+    REPL to ReplSettings)."""
+    options_type: type | None = None
     if command is fastpath.COMMANDS[("run",)]:
-        fields = dataclasses.fields(RunOptions)
+        options_type = RunOptions
+    elif command is fastpath.COMMANDS[()]:
+        options_type = ReplSettings
+    if options_type is not None:
         missing = dataclasses.MISSING
-        return {
+        defaults = {
             f.name: f.default_factory() if f.default_factory is not missing else f.default
-            for f in fields
-        } | {"task": None}
+            for f in dataclasses.fields(options_type)
+        }
+        return defaults | ({"task": None} if options_type is RunOptions else {})
     return {
         name: param.default
         for name, param in inspect.signature(command.handler).parameters.items()
@@ -63,7 +74,7 @@ def fast_reads(args: Sequence[str]) -> dict[str, Any]:
     return {**handler_keywords(command), **kwargs}
 
 
-@pytest.mark.parametrize("path", list(fastpath.COMMANDS), ids=" ".join)
+@pytest.mark.parametrize("path", list(fastpath.COMMANDS), ids=lambda p: " ".join(p) or "(repl)")
 def test_the_table_names_only_what_the_typer_app_declares(path: tuple[str, ...]) -> None:
     spec = fastpath.COMMANDS[path]
     command, _ = typer_command(path)
@@ -76,7 +87,7 @@ def test_the_table_names_only_what_the_typer_app_declares(path: tuple[str, ...])
     assert tuple(p.name for p in arguments if p.required) == spec.positionals
     assert tuple(p.name for p in arguments if not p.required) == spec.optional_positionals
     takes = set(handler_keywords(spec)) | set(spec.positionals)
-    assert takes == {p.name for p in command.params}
+    assert takes == {p.name for p in command.params} - ENTRY_ONLY
     everything = {*spec.options.values(), *spec.flags.values()}
     everything |= {*spec.positionals, *spec.optional_positionals}
     assert everything == takes, "the fast path must know every option, or typer's defaults differ"
@@ -95,6 +106,9 @@ ACCEPTED = [
     ["undo", "--task=t1"],
     ["doctor"],
     ["doctor", "-C", "ws"],
+    ["-m", "claude-x"],
+    ["--permission-mode", "auto", "-C", "ws", "--allow", "shell(ls *)", "--allow=read(**)"],
+    ["--deny", "write(**/.env)", "--accept", "pytest -q", "--model=m"],
     ["run"],
     ["run", "fix the failing test"],
     ["run", "-"],
@@ -141,6 +155,11 @@ HANDED_TO_TYPER = [
     ["doctor", "--verbose"],
     ["trust"],
     ["--model", "x", "doctor"],
+    ["-m", "x", "run", "t"],
+    ["-C", "ws", "doctor"],
+    ["--version", "-m", "x"],
+    ["--help"],
+    ["-m"],
     ["run", "a", "b"],
     ["run", "--help"],
     ["run", "t", "--max-turns", "1e3"],

@@ -92,7 +92,15 @@ def _run(**options: Any) -> int:
     return run_command(RunOptions(**{"task": None, **options}))
 
 
+def _repl(**settings: Any) -> int:
+    from agentcli.ui.repl import ReplSettings
+    from agentcli.ui.repl import main as repl_main
+
+    return repl_main(ReplSettings(**settings))
+
+
 _CWD = {"-C": "cwd", "--cwd": "cwd"}
+_RULES = {"--allow": "allow", "--deny": "deny", "--accept": "accept"}
 
 _RUN = FastCommand(
     _run,
@@ -131,6 +139,13 @@ _RUN = FastCommand(
 )
 
 COMMANDS: dict[tuple[str, ...], FastCommand] = {
+    # Options with no command start the REPL (`agentcli -m MODEL --permission-mode auto`).
+    (): FastCommand(
+        _repl,
+        options={**_CWD, "-m": "model", "--model": "model", "--permission-mode": "permission_mode"}
+        | _RULES,
+        repeatable=frozenset(_RULES.values()),
+    ),
     ("run",): _RUN,
     ("sessions", "list"): FastCommand(_sessions_list, options=_CWD, flags={"--all": "all_"}),
     ("sessions", "show"): FastCommand(_sessions_show, positionals=("session_id",)),
@@ -142,7 +157,9 @@ COMMANDS: dict[tuple[str, ...], FastCommand] = {
 
 def parse(args: Sequence[str]) -> tuple[FastCommand, dict[str, Any]] | None:
     """The command and its keyword arguments, or None when typer should parse `args`."""
-    for length in (2, 1):
+    # The REPL's options (no command word) only when the arguments start with an option.
+    lengths = (2, 1, 0) if args and args[0].startswith("-") else (2, 1)
+    for length in lengths:
         command = COMMANDS.get(tuple(args[:length])) if len(args) >= length else None
         if command is not None:
             try:

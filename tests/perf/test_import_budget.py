@@ -92,3 +92,13 @@ def test_run_parses_its_options_without_typer(
     assert code == 2
     assert "agentcli" in modules
     assert modules & {"typer", "anthropic"} == set()
+
+
+def test_repl_options_are_parsed_without_typer(workspace: Path) -> None:
+    """`agentcli --permission-mode auto` starts the REPL as fast as plain `agentcli` (fastpath)."""
+    code, modules = loaded_by(
+        ["-C", str(workspace / "missing"), "--permission-mode", "auto"], workspace
+    )
+    assert code == 2  # the workspace is not a directory: a usage error before the terminal
+    assert "agentcli" in modules
+    assert modules & {"typer", "anthropic"} == set()
