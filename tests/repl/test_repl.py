@@ -237,3 +237,19 @@ async def test_a_session_that_fails_to_build_is_reported_and_the_repl_goes_on(
         assert await asyncio.wait_for(repl.run(), 15) == 0
     assert "internal error: OSError: disk full" in out.getvalue()
     assert "Show commands and keys." in out.getvalue()
+
+
+def test_the_repl_runs_with_the_garbage_collector_on(tmp_path: Path) -> None:
+    """The entry point parses REPL options with the collector off; the REPL turns it back on
+    (an hours-long session must not keep every reference cycle)."""
+    import gc
+
+    from agentcli.ui.repl import ReplSettings, main
+
+    gc.disable()
+    try:
+        assert main(ReplSettings(cwd=tmp_path / "missing")) == 2  # fails before the terminal
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()

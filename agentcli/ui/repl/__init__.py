@@ -6,6 +6,7 @@ Importing this package is cheap: the heavy parts load in the background after th
 from __future__ import annotations
 
 import asyncio
+import gc
 
 from agentcli.ui.repl.app import Repl, ReplSettings
 
@@ -17,6 +18,11 @@ def main(settings: ReplSettings | None = None) -> int:
     e.g. a broken config file, said in one line)."""
     import sys
 
+    if not gc.isenabled():
+        # The entry point parses options with the collector off (start-up objects live for
+        # the whole process); a session that runs for hours needs it back on.
+        gc.freeze()
+        gc.enable()
     from rich.console import Console
 
     from agentcli.errors import UsageError
