@@ -89,13 +89,13 @@ FILE_READERS = frozenset({"cat", "head", "tail", "wc", "grep", "ls", "find", "rg
 
 def read_paths(part: SimpleCommand, workspace: Path) -> tuple[list[str], bool]:
     """The workspace-relative paths a built-in reader's arguments may name (option values
-    included), and whether one may lie outside the workspace: an absolute path elsewhere, `~`,
-    `..` out of it, a symlink out of it, or a `$` expansion bash fills in only later."""
-    if Path(part.name).name not in FILE_READERS:
-        return [], False
+    included), and any command's input redirections (`< FILE`), and whether one may lie
+    outside the workspace: an absolute path elsewhere, `~`, `..` out of it, a symlink out of
+    it, or a `$` expansion bash fills in only later."""
+    words = part.argv[1:] if Path(part.name).name in FILE_READERS else ()
     root = os.path.realpath(workspace)
     paths, outside = [], False
-    for word in part.argv[1:]:
+    for word in (*words, *part.file_reads):
         value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
         if not value or value.startswith("-"):
             continue

@@ -31,7 +31,11 @@ class SimpleCommand:
     globbed: tuple[bool, ...] = ()
     """Per argv word: does it contain an unquoted glob (`*`, `?`, `[`) the shell expands?"""
     file_writes: tuple[str, ...] = ()
-    """Targets of output redirections into files (not /dev/null or a file descriptor)."""
+    """Targets of output redirections into files (not /dev/null or a file descriptor), the
+    command's own and those of the compound commands around it (`{ ...; } > FILE`)."""
+    file_reads: tuple[str, ...] = ()
+    """Files its input is redirected from (`< FILE`, `<> FILE`), its own and those of the
+    compound commands around it (`for ...; done < FILE`)."""
 
     @property
     def text(self) -> str:
@@ -174,6 +178,10 @@ class _Walker:
         self.source = source
         self.parsed = parsed
         self.quoted_heredocs = quoted_heredocs
+        # Redirections of the compound commands being walked: they apply to every command
+        # inside (`{ echo x; } > .git/config` writes with echo's output).
+        self.outer_writes: tuple[str, ...] = ()
+        self.outer_reads: tuple[str, ...] = ()
 
     def unsafe(self, why: str) -> None:
         if why not in self.parsed.unsafe:
@@ -199,16 +207,29 @@ class _Walker:
         elif kind == "word":
             self.word_parts(node)
             return
-        for child in (*getattr(node, "parts", ()), *getattr(node, "list", ())):
-            self.walk(child, nested=nested)
+        outer = (self.outer_writes, self.outer_reads)
         for child in getattr(node, "redirects", None) or ():
-            self.walk(child, nested=nested)
+            self.record(self.redirect(child))
+        try:
+            for child in (*getattr(node, "parts", ()), *getattr(node, "list", ())):
+                self.walk(child, nested=nested)
+        finally:
+            self.outer_writes, self.outer_reads = outer
+
+    def record(self, redirected: tuple[str, str] | None) -> None:
+        """Note a compound command's redirection for the commands inside it."""
+        if redirected is not None:
+            direction, target = redirected
+            if direction in ("write", "both"):
+                self.outer_writes = (*self.outer_writes, target)
+            if direction in ("read", "both"):
+                self.outer_reads = (*self.outer_reads, target)
 
     def command(self, node: Any, *, nested: bool) -> None:
         assignments: list[str] = []
         argv: list[str] = []
         globbed: list[bool] = []
-        writes: list[str] = []
+        writes, reads = list(self.outer_writes), list(self.outer_reads)
         for part in node.parts:
             if part.kind == "assignment" and not argv:
                 self.word_parts(part)
@@ -224,14 +245,19 @@ class _Walker:
                 argv.append(part.word)
                 globbed.append(any(c in bare for c in "*?["))
             elif part.kind == "redirect":
-                target = self.redirect(part)
-                if target is not None:
-                    writes.append(target)
+                redirected = self.redirect(part)
+                if redirected is not None:
+                    direction, target = redirected
+                    if direction in ("write", "both"):
+                        writes.append(target)
+                    if direction in ("read", "both"):
+                        reads.append(target)
         command = SimpleCommand(
             assignments=tuple(assignments),
             argv=tuple(argv),
             globbed=tuple(globbed),
             file_writes=tuple(writes),
+            file_reads=tuple(reads),
         )
         (self.parsed.nested if nested else self.parsed.parts).append(command)
 
@@ -243,8 +269,9 @@ class _Walker:
             elif part.kind != "tilde":
                 self.walk(part, nested=True)
 
-    def redirect(self, node: Any) -> str | None:
-        """Record what a redirection does; return the file it writes, if any."""
+    def redirect(self, node: Any) -> tuple[str, str] | None:
+        """Record what a redirection does; return the file it reads or writes, if any, and
+        which of the two (`read`, `write` or `both`)."""
         output = node.output
         heredoc = getattr(node, "heredoc", None)
         if heredoc is not None:
@@ -257,11 +284,12 @@ class _Walker:
             return None  # a file-descriptor duplication such as 2>&1, or closing one: >&-
         self.word_parts(output)
         if node.type in _INPUT_REDIRECTS:
-            return None
+            # `<<<` reads a word, `<&` a descriptor; only `<` opens a file.
+            return ("read", str(output.word)) if node.type == "<" else None
         if output.word in HARMLESS_TARGETS or output.word == "-":
             return None
         self.unsafe("redirection into a file")
-        return str(output.word)
+        return ("both" if node.type == "<>" else "write", str(output.word))
 
 
 def _unquoted(raw: str) -> str:

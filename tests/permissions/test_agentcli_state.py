@@ -88,6 +88,9 @@ WRITES_AGENTCLI_STATE = [
     "python3 -c \"open('{store}', 'w').write('x')\"",
     "python3 -c \"import os; open(os.path.expanduser('" + STORE + "'), 'w')\"",
     "bash -c 'echo x >> " + STORE + "'",
+    "{ echo x; } > " + STORE,
+    "(echo x) >> {store}",
+    "while true; do echo x; break; done > {store}",
     "echo x > ../../home/.local/share/agentcli/trusted_workspaces.json",
     "echo x > data-link/trusted_workspaces.json",
     # `agentcli trust`, however spelled

@@ -80,6 +80,11 @@ PROTECTED = [
     "git config --global core.fsmonitor evil",
     "echo x > ./.git/info/exclude",
     "python -c 'pass' --out=.git/x",
+    # A compound command's redirection is its commands' output.
+    "{ echo evil; } > .git/hooks/pre-commit",
+    "(echo evil) >> .git/config",
+    "for i in 1; do echo evil; done > .git/hooks/pre-push",
+    "f() { echo evil; } > .agentcli/config.local.toml",
 ]
 
 

@@ -204,6 +204,13 @@ SHELL = {
     "git -C . grep token": "????a",
     "git status": "aaaaa",
     "git log --oneline -5": "aaaaa",
+    # An input redirection is a read like an argument, also around a compound command.
+    "cat < secrets/key.txt": "ddddd",
+    "grep token < secrets/key.txt": "ddddd",
+    "sort < secrets/key.txt": "ddddd",
+    "{ cat; } < secrets/key.txt": "ddddd",
+    "while read -r line; do echo $line; done < secrets/key.txt": "ddddd",
+    "wc -l < src/app.py": "aaaaa",
 }
 
 

@@ -290,6 +290,9 @@ READS_OUTSIDE = [
     "find / -name id_rsa",
     "wc -l src/../../outside",
     "cat linked/secret",  # a symlink inside the workspace to a directory outside it
+    "cat < ~/.ssh/id_rsa",  # an input redirection reads like an argument
+    "wc -l < /etc/shadow",
+    "{ cat; } < /etc/passwd",
 ]
 
 
