@@ -110,23 +110,64 @@ def read_paths(part: SimpleCommand, workspace: Path) -> tuple[list[str], bool]:
     return paths, outside
 
 
+def reads_by_pattern(part: SimpleCommand) -> bool:
+    """Whether a built-in reader reads files the shell picks by a pattern (`cat secre*/key`,
+    `head {a,b}/key`, `wc < *.env`): which files those are is known only once bash expands
+    it, through symbolic links too, so no path can be checked against a rule beforehand."""
+    reader = Path(part.name).name in FILE_READERS and any(part.globbed[1:])
+    return reader or any(c in target for target in part.file_reads for c in "*?[")
+
+
 def searched_dirs(part: SimpleCommand, workspace: Path) -> list[str]:
     """The workspace-relative directories a built-in reader descends into (`rg`, `find`,
-    `grep -r`, `ls -R`): those its arguments name, or `.` when it names no existing path."""
-    name, options = Path(part.name).name, _options(part.argv[1:])
-    recursive = name in ("rg", "find") or (
-        name in ("grep", "ls")
-        and any(
-            o in ("--recursive", "--dereference-recursive", "--directories=recurse")
-            or (not o.startswith("--") and ("R" in o or (name == "grep" and "r" in o)))
-            for o in options
-        )
-    )
-    if not recursive:
+    `grep -r`, `ls -R`): those its arguments name, or `.` when it names no existing path. A
+    reader that follows symbolic links (`grep -R`, `rg -L`, `find -L`) may reach any directory
+    through a link the repository holds, so it searches `.` whatever it names."""
+    name = Path(part.name).name
+    if not _recursive(name, _options(part.argv[1:])):
         return []
+    if _follows_links(name, part.argv[1:]):
+        return ["."]
     paths = read_paths(part, workspace)[0]
     existing = [p for p in paths if (workspace / p).exists()]
     return [p for p in existing if (workspace / p).is_dir()] if existing else ["."]
+
+
+def _recursive(name: str, options: list[str]) -> bool:
+    if name in ("rg", "find"):
+        return True
+    if name not in ("grep", "ls"):
+        return False
+    # GNU options take any unambiguous prefix (`--recur`); grep also recurses with
+    # `-d recurse` / `--directories=recurse`: any `-d` or `--directories` counts, whatever its
+    # value (the value may be the next word, or abbreviated).
+    longs: tuple[str, ...] = ("--recursive",)
+    longs += ("--dereference-recursive", "--directories") if name == "grep" else ()
+    for option in options:
+        if option.startswith("--"):
+            if len(option) > 2 and any(o.startswith(option.split("=", 1)[0]) for o in longs):
+                return True
+        elif "R" in option or (name == "grep" and ("r" in option or "d" in option)):
+            return True
+    return False
+
+
+def _follows_links(name: str, args: Sequence[str]) -> bool:
+    options = _options(args)
+    if name == "grep":
+        return any(
+            (o.startswith("--") and "--dereference-recursive".startswith(o))
+            or (not o.startswith("--") and "R" in o)
+            for o in options
+        )
+    if name == "rg":
+        return any(
+            (o.startswith("--") and len(o) > 2 and "--follow".startswith(o))
+            or (not o.startswith("--") and "L" in o)
+            for o in options
+        )
+    # find's -L/-H/-follow are options of their own, never clustered.
+    return name == "find" and any(a in ("-L", "-H", "-follow") for a in args)
 
 
 def _git_read_only(part: SimpleCommand) -> bool:
@@ -141,10 +182,17 @@ def _git_read_only(part: SimpleCommand) -> bool:
     return True
 
 
-GIT_PRINTS_FILES = frozenset({"show", "diff", "blame", "grep", "cat-file", "archive"})
+GIT_PRINTS_FILES = frozenset(
+    {"show", "diff", "blame", "grep", "cat-file", "archive", "format-patch", "whatchanged"}
+)
 """git subcommands that print (or pack) file contents from the repository's history."""
-_GIT_LOG_CONTENT = ("-p", "-u", "--patch", "--cc", "-L", "-S", "-G", "--pickaxe")
-"""`git log` options that print file contents, or (pickaxe) tell which commits contain a text."""
+_GIT_LOG_CONTENT = (
+    *("-p", "-u", "-U", "-c", "-m", "-W", "-L", "-S", "-G", "--cc", "--patch", "--unified"),
+    *("--binary", "--word-diff", "--color-words", "--function-context", "--diff-merges"),
+    *("--pickaxe", "--dd", "--remerge-diff"),
+)
+"""`git log` options that print file contents (`-U3` and `--binary` imply `--patch`), or
+(pickaxe) tell which commits contain a text."""
 
 
 def git_prints_files(part: SimpleCommand) -> bool:
@@ -155,9 +203,11 @@ def git_prints_files(part: SimpleCommand) -> bool:
     sub, args = git_subcommand(part)
     if sub in GIT_PRINTS_FILES:
         return True
-    if sub not in ("log", "whatchanged"):
+    if sub == "stash":  # `stash show` prints a patch with -p, or with stash.showPatch set
+        return args[:1] in (["show"], ["list"])
+    if sub not in ("log", "reflog"):
         return False
-    return sub == "whatchanged" or any(arg.startswith(_GIT_LOG_CONTENT) for arg in args)
+    return any(arg.startswith(_GIT_LOG_CONTENT) for arg in args)
 
 
 def git_subcommand(part: SimpleCommand) -> tuple[str | None, list[str]]:

@@ -4,8 +4,9 @@ Order of precedence, first match wins:
 1. a `deny` rule (from any config level or `--deny`) denies, in every mode; a `read(...)` deny
    rule also denies a built-in reader (`cat`, `grep`, ...) whose arguments name such a file;
 2. `yolo` allows everything else; in other modes a recursive reader (`grep -r`, `rg`, `find`)
-   over a directory that may hold such files, or a git command that prints committed files
-   (`git show`, `git diff`, `git log -p`), asks, even under an allow rule;
+   over a directory that may hold such files (any directory, if it follows symbolic links), a
+   reader of files a shell pattern names (`cat src/*`), or a git command that prints committed
+   files (`git show`, `git diff`, `git log -p`), asks, even under an allow rule;
 3. `read-only` denies every write, external action and command outside the built-in
    read-only set;
 4. destructive commands, writes to `.git/` or agentcli's own config and data (the trust store)
@@ -41,6 +42,7 @@ from agentcli.permissions.commands import (
     needs_network,
     protected_write_reason,
     read_paths,
+    reads_by_pattern,
     searched_dirs,
 )
 from agentcli.permissions.persist import append_allow_rule
@@ -255,6 +257,12 @@ class RulePolicy:
             return (
                 f"`{part.text}` can print committed files the rule {denied[0].text} denies "
                 "(the file tools and the grep tool leave those out)"
+            )
+        if reads_by_pattern(part):
+            return (
+                f"`{part.text}` reads the files a shell pattern expands to, which may be files "
+                f"the rule {denied[0].text} denies (the file tools and the grep tool leave those "
+                "out)"
             )
         for directory in searched_dirs(part, self.workspace):
             for rule in denied:

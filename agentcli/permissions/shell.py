@@ -29,7 +29,8 @@ class SimpleCommand:
     assignments: tuple[str, ...]
     argv: tuple[str, ...]
     globbed: tuple[bool, ...] = ()
-    """Per argv word: does it contain an unquoted glob (`*`, `?`, `[`) the shell expands?"""
+    """Per argv word: does it contain an unquoted glob (`*`, `?`, `[`) or brace expansion
+    (`{a,b}`) the shell expands into other words?"""
     file_writes: tuple[str, ...] = ()
     """Targets of output redirections into files (not /dev/null or a file descriptor), the
     command's own and those of the compound commands around it (`{ ...; } > FILE`)."""
@@ -243,7 +244,7 @@ class _Walker:
                 if "{" in bare and "," in bare:
                     self.unsafe("brace expansion")
                 argv.append(part.word)
-                globbed.append(any(c in bare for c in "*?["))
+                globbed.append(any(c in bare for c in "*?[") or ("{" in bare and "," in bare))
             elif part.kind == "redirect":
                 redirected = self.redirect(part)
                 if redirected is not None:

@@ -204,6 +204,33 @@ SHELL = {
     "git -C . grep token": "????a",
     "git status": "aaaaa",
     "git log --oneline -5": "aaaaa",
+    "git log --stat": "aaaaa",
+    # Options that print contents without -p (-U3 and --binary imply it).
+    "git log -U3": "????a",
+    "git log --unified=1 -- src": "????a",
+    "git log --binary": "????a",
+    "git log -c": "????a",
+    "git log --word-diff": "????a",
+    "git reflog -p": "????a",
+    "git stash show -p": "????a",
+    # grep and ls read long options by any unambiguous prefix; grep -d recurse is grep -r.
+    "grep --recurs token .": "????a",
+    "grep --dereference-rec token src": "????a",
+    "grep -d recurse token .": "????a",
+    "grep --directories recurse token .": "????a",
+    "grep --dir=recurse token": "????a",
+    "ls --recur": "????a",
+    # Following symbolic links, a search of src/ reaches secrets/ through src/link.
+    "grep -R token src": "????a",
+    "rg -L token src": "????a",
+    "rg --follow token src": "????a",
+    "find -L src -name '*.py'": "????a",
+    # Which files a pattern names is known only once bash expands it (through src/link too).
+    "cat secre*/key.txt": "????a",
+    "head src/*/key.txt": "????a",
+    "grep token sec?ets/key.txt": "????a",
+    "wc -l < secre*/key.txt": "????a",
+    "ls src/*.py": "????a",
     # An input redirection is a read like an argument, also around a compound command.
     "cat < secrets/key.txt": "ddddd",
     "grep token < secrets/key.txt": "ddddd",
@@ -222,6 +249,7 @@ def test_shell_searches_over_denied_files_ask(
     for rel in ("src/app.py", "secrets/key.txt", "README.md"):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("token\n")
+    (tmp_path / "src" / "link").symlink_to("../secrets")
     letters = {Decision.ALLOW: "a", Decision.ASK: "?", Decision.DENY: "d"}
     got = ""
     for mode in MODES:
