@@ -166,6 +166,12 @@ def _follows_links(name: str, args: Sequence[str]) -> bool:
             or (not o.startswith("--") and "L" in o)
             for o in options
         )
+    if name == "ls":  # ls -RL lists what links point to
+        return any(
+            (o.startswith("--") and len(o) > 5 and "--dereference".startswith(o))
+            or (not o.startswith("--") and "L" in o)
+            for o in options
+        )
     # find's -L/-H/-follow are options of their own, never clustered.
     return name == "find" and any(a in ("-L", "-H", "-follow") for a in args)
 

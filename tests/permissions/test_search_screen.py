@@ -225,6 +225,8 @@ SHELL = {
     "rg -L token src": "????a",
     "rg --follow token src": "????a",
     "find -L src -name '*.py'": "????a",
+    "ls -RL src": "????a",
+    "ls -R src": "aaaaa",
     # Which files a pattern names is known only once bash expands it (through src/link too).
     "cat secre*/key.txt": "????a",
     "head src/*/key.txt": "????a",
