@@ -104,6 +104,8 @@ class QueryLoop:
     acceptance checks or the final snapshot)."""
     _round_start_turn: int = 0
     _cut_streak: int = 0
+    _call_ids: set[str] = field(default_factory=set)
+    """Every tool call id in the history: a response may not reuse one."""
 
     def __post_init__(self) -> None:
         self.started_at = self.clock.now()
@@ -128,6 +130,7 @@ class QueryLoop:
     async def run(self, messages: Sequence[Message]) -> LoopOutcome:
         """Run until a terminal reason. Never raises for cancel, deadline or task-ending errors."""
         history = list(messages)
+        self._call_ids = {call.id for message in history for call in message.tool_uses}
         # --max-turns applies to each round; acceptance repair rounds have their own budget.
         self._round_start_turn = self.turns
         try:
@@ -206,6 +209,15 @@ class QueryLoop:
                 tool_calls=len(message.tool_uses),
             )
         )
+        reused = next((c.id for c in message.tool_uses if c.id in self._call_ids), None)
+        if reused is not None:
+            # The journal records calls by id: a reused id would overwrite the earlier call's
+            # record. The API never does this; a proxy that does is broken, so stop cleanly
+            # (the response is not kept, so the history stays valid).
+            return Finished(
+                TerminalReason.MODEL_ERROR,
+                f"the model's response reuses the tool call id {reused!r} of an earlier call",
+            )
         self._append(history, message)
         self.context.observe(history, response.usage)
         reason = response.stop_reason
@@ -307,6 +319,7 @@ class QueryLoop:
         return f"the task stopped ({exc})"
 
     def _append(self, history: list[Message], message: Message) -> None:
+        self._call_ids.update(call.id for call in message.tool_uses)
         history.append(message)
         self.journal.message_appended(message)
 

@@ -272,8 +272,9 @@ def test_guard_catches_ab_alternation() -> None:
 async def test_repeated_identical_failing_call_ends_no_progress_after_one_nudge(
     workspace: Path,
 ) -> None:
-    again = respond(tool_use("read_file", {"path": "missing.py"}))
-    model = ScriptedModel([again] * 4)
+    model = ScriptedModel(
+        [respond(tool_use("read_file", {"path": "missing.py"})) for _ in range(4)]
+    )
     result = await manager(model, workspace, ()).run_task("read it")
     assert result.reason is TerminalReason.NO_PROGRESS
     assert result.state is TaskState.FAILED and result.exit_code == ExitCode.FAILED

@@ -123,7 +123,7 @@ async def test_completed_after_a_tool_round(workspace: Path) -> None:
 
 
 async def test_max_turns_is_checked_before_the_call(workspace: Path) -> None:
-    model = ScriptedModel([respond(tool_use("read_file", {"path": "missing"}))] * 2)
+    model = ScriptedModel([respond(tool_use("read_file", {"path": "missing"})) for _ in range(2)])
     outcome = await make_loop(model, workspace, budget=Budget(max_turns=2)).run(
         [Message.user("go")]
     )
@@ -134,7 +134,9 @@ async def test_max_turns_is_checked_before_the_call(workspace: Path) -> None:
 
 async def test_token_budget(workspace: Path) -> None:
     big = Usage(input_tokens=600, output_tokens=500)
-    model = ScriptedModel([respond(tool_use("read_file", {"path": "x"}), usage=big)] * 3)
+    model = ScriptedModel(
+        [respond(tool_use("read_file", {"path": "x"}), usage=big) for _ in range(3)]
+    )
     loop = make_loop(model, workspace, budget=Budget(max_tokens=1000))
     outcome = await loop.run([Message.user("go")])
     assert outcome.reason is TerminalReason.BUDGET_EXCEEDED
@@ -143,8 +145,8 @@ async def test_token_budget(workspace: Path) -> None:
 
 async def test_cost_budget_uses_the_price_table(workspace: Path) -> None:
     usage = Usage(input_tokens=100_000, output_tokens=10_000)  # $0.45 on sonnet-4-5
-    step = respond(tool_use("read_file", {"path": "x"}), usage=usage)
-    model = ScriptedModel([step] * 3, model="claude-sonnet-4-5")
+    steps = [respond(tool_use("read_file", {"path": "x"}), usage=usage) for _ in range(3)]
+    model = ScriptedModel(steps, model="claude-sonnet-4-5")
     loop = make_loop(model, workspace, budget=Budget(max_cost_usd=0.8))
     outcome = await loop.run([Message.user("go")])
     assert outcome.reason is TerminalReason.BUDGET_EXCEEDED
@@ -318,6 +320,26 @@ async def test_a_path_outside_the_workspace_is_a_listed_denial(workspace: Path) 
     assert "outside the workspace" in denial["reason"]
 
 
+async def test_a_tool_call_id_reused_from_an_earlier_turn_ends_the_task_cleanly(
+    workspace: Path,
+) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    model = ScriptedModel(
+        [
+            respond(tool_use("read_file", {"path": "a.txt"}, id="same")),
+            respond(tool_use("write_note", {"note": "x"}, id="same")),
+        ]
+    )
+    note = WriteNote()
+    loop = make_loop(model, workspace, mode=PermissionMode.YOLO, tools=[ReadFile(), note])
+    outcome = await loop.run([Message.user("go")])
+    assert outcome.reason is TerminalReason.MODEL_ERROR
+    assert "reuses the tool call id 'same'" in (outcome.error or "")
+    assert note.calls == []  # the second call never ran
+    assert len(outcome.messages) == 3  # its response was not kept
+    assert_valid(outcome)
+
+
 async def test_fatal_tool_error_stops_the_task(workspace: Path) -> None:
     model = ScriptedModel([respond(tool_use("explode", {"note": "fatal"}))])
     outcome = await make_loop(model, workspace).run([Message.user("go")])
@@ -337,8 +359,7 @@ async def test_observers_can_nudge_and_stop(workspace: Path) -> None:
                 return Nudge("change approach")
             return Stop(TerminalReason.NO_PROGRESS, "repeated")
 
-    step = respond(tool_use("read_file", {"path": "x"}))
-    model = ScriptedModel([step, step])
+    model = ScriptedModel([respond(tool_use("read_file", {"path": "x"})) for _ in range(2)])
     outcome = await make_loop(model, workspace, observers=(Guard(),)).run([Message.user("go")])
     assert outcome.reason is TerminalReason.NO_PROGRESS
     assert model.requests[1].messages[-1].text == "change approach"
