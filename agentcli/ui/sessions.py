@@ -139,6 +139,10 @@ def leave_session(manager: ConversationManager) -> None:
         manager.journal.release()
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _session_or_fail(conn: Any, session_id: str) -> queries.SessionRow:
     try:
         row = queries.find_session(conn, session_id)
@@ -170,8 +174,8 @@ def sessions_list(workspace: Path | None, all_: bool, out: TextIO = sys.stdout) 
         prompt = _short(row.last_prompt or "", 60)
         place = f"  {row.workspace}" if all_ else ""
         out.write(
-            f"{row.id}  {_when(row.updated_at)}  {row.model}  {row.tasks} tasks  "
-            f"{row.messages} messages{place}  {prompt}\n"
+            f"{row.id}  {_when(row.updated_at)}  {row.model}  {_count(row.tasks, 'task')}  "
+            f"{_count(row.messages, 'message')}{place}  {prompt}\n"
         )
     return 0
 

@@ -49,6 +49,7 @@ def test_list_shows_this_workspace_unless_all(conn: Any, workspace: Path, tmp_pa
     assert "01AAA" in out.getvalue() and "01BBB" not in out.getvalue()
     assert "01EMPTY" not in out.getvalue()  # a REPL opened and closed without a request
     assert "fix the bug" in out.getvalue() and "m-1" in out.getvalue()
+    assert "  1 task  " in out.getvalue()  # not "1 tasks"
     everything = io.StringIO()
     sessions_list(workspace, True, everything)
     assert "01AAA" in everything.getvalue() and str(other) in everything.getvalue()

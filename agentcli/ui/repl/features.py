@@ -242,7 +242,7 @@ async def sessions(repl: Repl, arg: str) -> None:
         prompt = " ".join((row.last_prompt or "").split())
         mark = "*" if row.id == current else " "
         text.append(f" {mark}{row.id}  ", style="bold" if row.id == current else "")
-        text.append(f"{when}  {row.tasks:>2} tasks  ", style="dim")
+        text.append(f"{when}  {row.tasks:>2} task{'' if row.tasks == 1 else 's'}  ", style="dim")
         text.append(prompt[:22] + ("…" if len(prompt) > 22 else "") + "\n")
     text.append("  /resume ID continues one (a unique prefix of the id is enough)\n", style="dim")
     repl.console.print(text, end="")
