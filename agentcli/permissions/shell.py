@@ -10,8 +10,12 @@ string it cannot parse is marked as such and never matches a narrow rule.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
+import signal
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,7 +95,11 @@ def parse_command(source: str) -> ParsedCommand:
     rewritten, quoted_heredocs = _unquote_heredoc_delimiters(source)
     bashlex = _bashlex()
     try:
-        trees = bashlex.parse(rewritten)
+        with _time_limit(PARSE_TIME_LIMIT_S):
+            trees = bashlex.parse(rewritten)
+    except _ParseTimeout:
+        parsed.error = f"the command took bashlex over {PARSE_TIME_LIMIT_S:g}s to parse"
+        return parsed
     except Exception as exc:  # bashlex raises several unrelated types, including NotImplemented
         parsed.error = f"the command cannot be parsed ({type(exc).__name__}: {exc})"
         return parsed
@@ -102,6 +110,41 @@ def parse_command(source: str) -> ParsedCommand:
         # bashlex drops comments; where it and bash disagree on one, a command could hide.
         walker.unsafe("a comment")
     return parsed
+
+
+PARSE_TIME_LIMIT_S = 2.0
+"""bashlex has had input that makes it loop forever (see `_bashlex`); a parse running longer
+than this (a 50 kB command takes ~0.5 s) is given up, so the command is unparsable: it asks."""
+
+
+class _ParseTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise `_ParseTimeout` in the block after `seconds`: SIGALRM interrupts a pure-Python loop.
+
+    The permission check runs on the main thread's event loop, so a parser stuck in a loop would
+    freeze the agent past Ctrl-C. Signals only reach the main thread, and the process has one
+    interval timer: elsewhere, or while something else uses the timer, no limit is set.
+    """
+    if threading.current_thread() is not threading.main_thread() or any(
+        signal.getitimer(signal.ITIMER_REAL)
+    ):
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise _ParseTimeout
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 _BASHLEX: Any = None

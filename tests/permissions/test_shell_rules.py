@@ -252,6 +252,47 @@ def test_closing_a_file_descriptor_is_no_file_write(command: str) -> None:
     assert all(not part.file_writes for part in parsed.parts)
 
 
+def test_a_parser_that_never_returns_is_given_up_and_the_command_is_unparsable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import signal
+    import time
+
+    from agentcli.permissions import shell
+
+    class Looping:
+        @staticmethod
+        def parse(source: str) -> list[object]:
+            while True:  # as bashlex did on an unclosed `${`
+                pass
+
+    def before(signum: int, frame: object) -> None:
+        raise AssertionError("the previous SIGALRM handler must not run")
+
+    monkeypatch.setattr(shell, "_BASHLEX", Looping)
+    monkeypatch.setattr(shell, "PARSE_TIME_LIMIT_S", 0.2)
+    previous = signal.signal(signal.SIGALRM, before)
+    try:
+        started = time.monotonic()
+        parsed = parse_command("echo ok")
+        assert time.monotonic() - started < 5
+        assert not parsed.ok and "over 0.2s" in (parsed.error or "")
+        assert not parsed.narrow_matchable
+        # The handler and the timer are the caller's again.
+        assert signal.getsignal(signal.SIGALRM) is before
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_commands_parse_off_the_main_thread_too() -> None:
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        parsed = pool.submit(parse_command, "ls -la && echo done").result(timeout=30)
+    assert parsed.ok and [part.name for part in parsed.parts] == ["ls", "echo"]
+
+
 def test_closed_parameter_braces_still_parse() -> None:
     parsed = parse_command('echo "${HOME}" ${a} }')
     assert parsed.ok, parsed.error
