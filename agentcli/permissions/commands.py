@@ -95,8 +95,11 @@ def read_paths(part: SimpleCommand, workspace: Path) -> tuple[list[str], bool]:
     words = part.argv[1:] if Path(part.name).name in FILE_READERS else ()
     root = os.path.realpath(workspace)
     paths, outside = [], False
+    attached = _ATTACHED_VALUE.get(Path(part.name).name, "")
     for word in (*words, *part.file_reads):
         value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+        if attached and word.startswith("-") and not word.startswith("--"):
+            value = _attached_value(word, attached) or value
         if not value or value.startswith("-"):
             continue
         if "$" in value or value.startswith("~"):
@@ -108,6 +111,19 @@ def read_paths(part: SimpleCommand, workspace: Path) -> tuple[list[str], bool]:
         else:
             outside = True
     return paths, outside
+
+
+_ATTACHED_VALUE = {"grep": "efmABCdD", "rg": "efmABCgtTMjEr"}
+"""Short options that take a value, which may be attached (`-fsecrets/key`, `-rnfFILE`)."""
+
+
+def _attached_value(word: str, takes_value: str) -> str | None:
+    """The value attached to a short-option cluster (`-rnfFILE` → `FILE`), if any: what follows
+    the first letter that takes a value."""
+    for index, letter in enumerate(word[1:], start=2):
+        if letter in takes_value:
+            return word[index:] or None
+    return None
 
 
 def reads_by_pattern(part: SimpleCommand) -> bool:

@@ -195,6 +195,10 @@ SHELL = {
     "grep -r token secrets": "ddddd",
     "ls secrets": "ddddd",
     "cat secrets/key.txt": "ddddd",
+    "grep -fsecrets/key.txt README.md": "ddddd",  # patterns from the denied file
+    "grep -nfsecrets/key.txt README.md": "ddddd",
+    "rg -fsecrets/key.txt src": "ddddd",
+    "grep -eTODO -m5 README.md": "aaaaa",
     # git prints committed files no path in its arguments reveals (`HEAD:secrets/key.txt`).
     "git show HEAD:secrets/key.txt": "????a",
     "git diff HEAD~1": "????a",

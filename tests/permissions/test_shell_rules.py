@@ -327,6 +327,7 @@ READS_OUTSIDE = [
     "cat $HOME/.aws/credentials",
     "grep -rn password /",
     "grep -f /etc/shadow src",
+    "grep -f/etc/shadow src",
     "ls -la ~",
     "find / -name id_rsa",
     "wc -l src/../../outside",
