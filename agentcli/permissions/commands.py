@@ -256,7 +256,10 @@ def unwrapped(part: SimpleCommand, depth: int = 0) -> Iterator[SimpleCommand]:
             if option in _WRAPPER_ARG_OPTIONS and args:
                 args.pop(0)
         if args:
-            yield from unwrapped(SimpleCommand(assignments=(), argv=tuple(args)), depth + 1)
+            # The wrapped command's words keep whether bash expands them (`env cat secre*`).
+            globbed = part.globbed[len(part.argv) - len(args) :]
+            inner = SimpleCommand(assignments=(), argv=tuple(args), globbed=globbed)
+            yield from unwrapped(inner, depth + 1)
     elif name in _SHELLS:
         flag = next((a for a in args[:-1] if re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", a)), None)
         if flag is not None:
@@ -266,8 +269,18 @@ def unwrapped(part: SimpleCommand, depth: int = 0) -> Iterator[SimpleCommand]:
     elif name == "find":
         for index, arg in enumerate(args):
             if arg in ("-exec", "-execdir", "-ok", "-okdir") and index + 1 < len(args):
-                inner = tuple(a for a in args[index + 1 :] if a not in (";", "+", "{}"))
-                yield from unwrapped(SimpleCommand(assignments=(), argv=inner), depth + 1)
+                expands = part.globbed or (False,) * len(part.argv)
+                words = [
+                    (a, g)
+                    for a, g in zip(args[index + 1 :], expands[index + 2 :], strict=True)
+                    if a not in (";", "+", "{}")
+                ]
+                inner = SimpleCommand(
+                    assignments=(),
+                    argv=tuple(a for a, _ in words),
+                    globbed=tuple(g for _, g in words),
+                )
+                yield from unwrapped(inner, depth + 1)
 
 
 def _is_duration(word: str) -> bool:

@@ -237,6 +237,12 @@ SHELL = {
     "grep token sec?ets/key.txt": "????a",
     "wc -l < secre*/key.txt": "????a",
     "ls src/*.py": "????a",
+    # ... also run through a wrapper, which must not lose which words bash expands.
+    "env cat secre*/key.txt": "????a",
+    "timeout 5 cat secre*/key.txt": "????a",
+    "nice -n 5 head src/*/key.txt": "????a",
+    "xargs cat secre*/key.txt": "????a",
+    "find src -exec cat secre*/key.txt {} ;": "????a",
     # An input redirection is a read like an argument, also around a compound command.
     "cat < secrets/key.txt": "ddddd",
     "grep token < secrets/key.txt": "ddddd",
