@@ -237,9 +237,17 @@ def git_subcommand(part: SimpleCommand) -> tuple[str | None, list[str]]:
     args = list(part.argv[1:])
     while args and args[0].startswith("-"):
         option = args.pop(0)
-        if option in ("-C", "-c") and args:
+        if option in _GIT_GLOBAL_VALUE and args:
             args.pop(0)
     return (args[0], args[1:]) if args else (None, [])
+
+
+_GIT_GLOBAL_VALUE = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env"}
+    | {"--attr-source"}
+)
+"""git's global options that take the next word as their value (`git --git-dir .git show`):
+that word is not the subcommand."""
 
 
 def unwrapped(part: SimpleCommand, depth: int = 0) -> Iterator[SimpleCommand]:

@@ -46,6 +46,8 @@ DESTRUCTIVE = [
     "git reset --hard",
     "git reset --hard HEAD~3",
     "git -C sub reset --hard",
+    "git --git-dir .git reset --hard",  # a global option's value is not the subcommand
+    "git --work-tree . clean -f",
     "git clean -fdx",
     "git clean -f",
     "git clean --force -d",

@@ -206,6 +206,8 @@ SHELL = {
     "git log --patch -- src": "????a",
     "git log -Stoken": "????a",
     "git -C . grep token": "????a",
+    "git --git-dir .git show HEAD:secrets/key.txt": "????a",
+    "git --work-tree . --namespace x log -p": "????a",
     "git status": "aaaaa",
     "git log --oneline -5": "aaaaa",
     "git log --stat": "aaaaa",
