@@ -206,6 +206,9 @@ def _git_read_only(part: SimpleCommand) -> bool:
 
 GIT_PRINTS_FILES = frozenset(
     {"show", "diff", "blame", "grep", "cat-file", "archive", "format-patch", "whatchanged"}
+    # blame's twin, the plumbing diffs, and commands that print or pack whole histories
+    | {"annotate", "diff-tree", "diff-index", "diff-files", "range-diff", "difftool"}
+    | {"fast-export", "merge-tree", "bundle"}
 )
 """git subcommands that print (or pack) file contents from the repository's history."""
 _GIT_LOG_CONTENT = (
