@@ -71,8 +71,10 @@ def rg_selection(glob: str | None, *, hidden: bool) -> Iterator[list[str]]:
     `hidden`: the pattern or path names a hidden path."""
     walk = ["--hidden", "--glob", "!.git"] if hidden else []
     glob = None if glob is None else trim_glob(glob)
-    # A newline would start another rule in an ignore file (or a glob's line).
-    if glob is None or "\n" in glob or "\r" in glob:
+    # A newline would start another rule in an ignore file (or a glob's line); a NUL cannot be
+    # in a command-line argument; ripgrep reads `!` alone as "exclude everything", the glob
+    # matcher as "exclude nothing".
+    if glob is None or glob == "!" or any(c in glob for c in "\n\r\0"):
         yield walk  # not narrowed (the results are filtered all the same)
     elif glob.startswith("!"):
         yield ["--glob", glob, *walk]

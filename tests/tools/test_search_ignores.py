@@ -261,6 +261,7 @@ globs = st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=3).map("/".join
 
 @settings(max_examples=80, deadline=None)
 @example(pattern="**/", anchored=False, path=None)  # directories only: no file
+@example(pattern="*.p\0y", anchored=False, path=None)  # no NUL in a command-line argument
 @given(pattern=globs, anchored=st.booleans(), path=st.sampled_from([None, "src"]))
 def test_glob_with_and_without_ripgrep_agree(
     plain_tree: Path, pattern: str, anchored: bool, path: str | None
@@ -273,6 +274,9 @@ def test_glob_with_and_without_ripgrep_agree(
 
 @settings(max_examples=80, deadline=None)
 @example(glob="**/", negated=True, path=None, mode="count")  # excludes every directory
+@example(glob=" ", negated=True, path=None, mode="count")  # `!` alone excludes nothing
+@example(glob="*.p\0y", negated=False, path=None, mode="count")  # no NUL in an argument
+@example(glob="src/*\0", negated=True, path=None, mode="count")
 @given(
     glob=globs,
     negated=st.booleans(),
