@@ -139,11 +139,15 @@ def _time_limit(seconds: float) -> Iterator[None]:
         raise _ParseTimeout
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            # The one-shot alarm may still fire up to here (then the parse counts as too slow);
+            # the handler is put back whatever happens.
+            signal.setitimer(signal.ITIMER_REAL, 0)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
 
