@@ -156,6 +156,14 @@ class RulePolicy:
                 return Verdict(Decision.ASK, f"{why}; {YOLO_HINT}")
         if self.mode is PermissionMode.READ_ONLY:
             return self._read_only_shell(parsed, everything)
+        denied_reads = [rule for rule in self.rules.deny if rule.rule_class == "read"]
+        if not parsed.ok and denied_reads:
+            # What an unparsable command reads cannot be checked against the rule at all.
+            return Verdict(
+                Decision.ASK,
+                f"{parsed.error}, so what it reads cannot be checked against the rule "
+                f"{denied_reads[0].text} (the grep and file tools apply it); {YOLO_HINT}",
+            )
         for part in everything:
             why = destructive_reason(part) or protected_write_reason(
                 part, self.agentcli_dirs, self.workspace

@@ -199,6 +199,8 @@ SHELL = {
     "grep -nfsecrets/key.txt README.md": "ddddd",
     "rg -fsecrets/key.txt src": "ddddd",
     "grep -eTODO -m5 README.md": "aaaaa",
+    # bashlex cannot parse it (`$[`), so nothing it reads can be checked: it asks.
+    "cat $[1] secre*/key.txt": "??d?a",
     # git prints committed files no path in its arguments reveals (`HEAD:secrets/key.txt`).
     "git show HEAD:secrets/key.txt": "????a",
     "git diff HEAD~1": "????a",
