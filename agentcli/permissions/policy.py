@@ -26,6 +26,7 @@ deny rule covers, and those of ask rules unless the search itself was asked abou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +47,7 @@ from agentcli.permissions.commands import (
     searched_dirs,
 )
 from agentcli.permissions.persist import append_allow_rule
-from agentcli.permissions.rules import PATH_CLASSES, RuleKind, RuleSet, parse_rule
+from agentcli.permissions.rules import PATH_CLASSES, Rule, RuleKind, RuleSet, parse_rule
 from agentcli.permissions.screen import SearchScreen
 from agentcli.permissions.shell import ParsedCommand, SimpleCommand, parse_command
 from agentcli.permissions.suggest import command_rule, path_rule
@@ -107,9 +108,12 @@ class RulePolicy:
         asked = self.decide(Risk.READ, root_target).decision is Decision.ASK
         reads = [rule for rule in self.rules.ask if rule.rule_class == "read"]
         return SearchScreen(
-            denied=tuple(rule for rule in self.rules.deny if rule.rule_class == "read"),
+            denied=self._denied_reads(),
             asking=() if asked or self.mode is PermissionMode.YOLO else tuple(reads),
         )
+
+    def _denied_reads(self) -> tuple[Rule, ...]:
+        return tuple(rule for rule in self.rules.deny if rule.rule_class == "read")
 
     def _decide_other(self, risk: Risk, target: PermissionTarget) -> Verdict:
         rule_class, subject = target.rule_class, target.subject
@@ -150,13 +154,13 @@ class RulePolicy:
             return denial
         if self.mode is PermissionMode.YOLO:
             return _allow("yolo mode")
+        denied_reads = self._denied_reads()
         for part in everything:
-            why = self._searches_denied(part)
+            why = self._searches_denied(part, denied_reads)
             if why:
                 return Verdict(Decision.ASK, f"{why}; {YOLO_HINT}")
         if self.mode is PermissionMode.READ_ONLY:
             return self._read_only_shell(parsed, everything)
-        denied_reads = [rule for rule in self.rules.deny if rule.rule_class == "read"]
         if not parsed.ok and denied_reads:
             # What an unparsable command reads cannot be checked against the rule at all.
             return Verdict(
@@ -254,11 +258,10 @@ class RulePolicy:
                 return f"{part.name} {path} is denied by the rule {denied.text} ({denied.source})"
         return None
 
-    def _searches_denied(self, part: SimpleCommand) -> str | None:
+    def _searches_denied(self, part: SimpleCommand, denied: Sequence[Rule]) -> str | None:
         """Why a recursive reader (`grep -r`, `rg`, `find`) may read files a `read(...)` deny
-        rule covers, inside a directory it searches: it cannot leave them out as the grep tool
-        does, so it asks, even under an allow rule."""
-        denied = [rule for rule in self.rules.deny if rule.rule_class == "read"]
+        rule (`denied`) covers, inside a directory it searches: it cannot leave them out as the
+        grep tool does, so it asks, even under an allow rule."""
         if self.workspace is None or not denied:
             return None
         if git_prints_files(part):
