@@ -168,14 +168,17 @@ def _elide(
         previous = history[index - 1] if index > 0 else None
         calls = {u.id: u for u in previous.tool_uses} if previous is not None else {}
         content: list[ContentBlock] = []
+        stubbed = 0
         for block in message.content:
             stub = _stub_for(block, calls, min_chars)
-            content.append(block if stub is None else stub)
-            if stub is not None and isinstance(block, ToolResultBlock):
-                results += 1
-                saved += len(block.content) - len(stub.content)
-        changed = any(a is not b for a, b in zip(content, message.content, strict=True))
-        out.append(replace(message, content=tuple(content)) if changed else message)
+            if stub is None or not isinstance(block, ToolResultBlock):
+                content.append(block)
+                continue
+            content.append(stub)
+            stubbed += 1
+            saved += len(block.content) - len(stub.content)
+        results += stubbed
+        out.append(replace(message, content=tuple(content)) if stubbed else message)
     return out, results, saved
 
 
