@@ -209,11 +209,12 @@ class QueryLoop:
                 tool_calls=len(message.tool_uses),
             )
         )
-        reused = next((c.id for c in message.tool_uses if c.id in self._call_ids), None)
+        reused = _reused_call_id(message, self._call_ids)
         if reused is not None:
             # The journal records calls by id: a reused id would overwrite the earlier call's
-            # record. The API never does this; a proxy that does is broken, so stop cleanly
-            # (the response is not kept, so the history stays valid).
+            # record. The API never does this (and the SSE accumulator retries a response that
+            # repeats an id within itself); whatever model client sent it, stop cleanly (the
+            # response is not kept, so the history stays valid).
             return Finished(
                 TerminalReason.MODEL_ERROR,
                 f"the model's response reuses the tool call id {reused!r} of an earlier call",
@@ -336,6 +337,16 @@ class QueryLoop:
             for call in history[-1].tool_uses
         )
         self._append(history, Message(role="user", content=results))
+
+
+def _reused_call_id(message: Message, earlier: set[str]) -> str | None:
+    """A tool call id of `message` that an earlier call, in the history or in `message`, has."""
+    fresh: set[str] = set()
+    for call in message.tool_uses:
+        if call.id in earlier or call.id in fresh:
+            return call.id
+        fresh.add(call.id)
+    return None
 
 
 def _results_message(records: Sequence[ToolCallRecord], extra: Sequence[str]) -> Message:

@@ -340,6 +340,26 @@ async def test_a_tool_call_id_reused_from_an_earlier_turn_ends_the_task_cleanly(
     assert_valid(outcome)
 
 
+async def test_two_calls_sharing_an_id_in_one_response_end_the_task_cleanly(
+    workspace: Path,
+) -> None:
+    note = WriteNote()
+    model = ScriptedModel(
+        [
+            respond(
+                tool_use("write_note", {"note": "a"}, id="dup"),
+                tool_use("write_note", {"note": "b"}, id="dup"),
+            )
+        ]
+    )
+    loop = make_loop(model, workspace, mode=PermissionMode.YOLO, tools=[note])
+    outcome = await loop.run([Message.user("go")])
+    assert outcome.reason is TerminalReason.MODEL_ERROR
+    assert "reuses the tool call id 'dup'" in (outcome.error or "")
+    assert note.calls == [] and len(outcome.messages) == 1
+    assert_valid(outcome)
+
+
 async def test_fatal_tool_error_stops_the_task(workspace: Path) -> None:
     model = ScriptedModel([respond(tool_use("explode", {"note": "fatal"}))])
     outcome = await make_loop(model, workspace).run([Message.user("go")])
