@@ -1,6 +1,6 @@
 """Console-script entry point. `--version` answers before anything heavy is imported, the REPL
-(no arguments) starts without loading the command-line parser, and so do the model-free commands
-whose arguments `fastpath` can read."""
+(no arguments) starts without loading the command-line parser, and so does every command whose
+arguments `fastpath` can read."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
         return repl_main()
     # Start-up builds hundreds of thousands of objects that live as long as the process (the
     # SDK alone spends ~7% of its import in the collector): collecting them is wasted work.
-    # `run` turns collection back on once its session is built; the other commands are short.
+    # `run` and the REPL turn collection back on once started; the other commands are short.
     enabled = gc.isenabled()
     gc.disable()
     try:
