@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.snapshots import file_hash, file_manifest, find_repo, write_worktree_tree
+from agentcli.store.db import transaction
 
 MAX_FILES = 5_000
 MAX_BYTES = 50 * 1024 * 1024
@@ -151,8 +152,6 @@ def _manifest_with_contents(
     sizes = [(workspace / rel).stat().st_size for rel in manifest]
     if len(manifest) > MAX_FILES or sum(sizes) > MAX_BYTES:
         return manifest, False
-    from agentcli.store.db import transaction
-
     with transaction(conn):
         for rel, digest in manifest.items():
             if conn.execute("SELECT 1 FROM blobs WHERE hash = ?", (digest,)).fetchone() is None:
