@@ -8,7 +8,6 @@ JSON object the API sent. SDK errors are mapped to ours in exactly one place,
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -96,7 +95,7 @@ def build_request_params(model: str, request: ModelRequest) -> dict[str, Any]:
     )
     if latest_user is not None and messages[latest_user]["content"]:
         content = list(messages[latest_user]["content"])
-        content[-1] = {**copy.copy(content[-1]), "cache_control": EPHEMERAL}
+        content[-1] = {**content[-1], "cache_control": EPHEMERAL}
         messages[latest_user] = {"role": "user", "content": content}
     params: dict[str, Any] = {
         "model": model,
