@@ -89,7 +89,7 @@ class Checkpointer:
             _record_failure(self.conn, task_id, self.workspace, exc)
 
     def _begin(self, task_id: str) -> bool:
-        repo = _repo(self.workspace)
+        repo = find_repo(self.workspace)
         now = time.time()
         if repo is not None:
             commit = _commit_worktree(repo, f"agentcli checkpoint before task {task_id}", None)
@@ -126,13 +126,6 @@ class Checkpointer:
             "INSERT OR IGNORE INTO preimages (task_id, path, hash) VALUES (?, ?, ?)",
             (task_id, rel, digest),
         )
-
-
-def _repo(workspace: Path) -> Any:
-    repo = find_repo(workspace)
-    if repo is None or repo.bare or repo.working_tree_dir is None:
-        return None
-    return repo
 
 
 def _commit_worktree(repo: Any, message: str, parent: str | None) -> str:
@@ -173,7 +166,7 @@ def finish_checkpoint(conn: sqlite3.Connection, row: sqlite3.Row) -> None:
     """Record the end state of a checkpointed task (also used by crash recovery)."""
     workspace = Path(row["workspace"])
     if row["kind"] == "git":
-        repo = _repo(workspace)
+        repo = find_repo(workspace)
         if repo is None:
             return
         commit = _commit_worktree(
@@ -318,8 +311,8 @@ def _pick(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> sql
 
 def _git_plan(row: sqlite3.Row) -> _Plan:
     workspace = Path(row["workspace"]).resolve()
-    repo = _repo(workspace)
-    if repo is None:
+    repo = find_repo(workspace)
+    if repo is None or repo.working_tree_dir is None:
         raise UndoError(f"{workspace} is no longer a git repository; cannot read the checkpoint")
     root = Path(repo.working_tree_dir).resolve()
     start, end = repo.commit(row["start_ref"]).tree, repo.commit(row["end_ref"]).tree

@@ -55,9 +55,9 @@ def _gitpython() -> ModuleType | None:
 
 
 def find_repo(workspace: Path) -> git.Repo | None:
-    """The git repository whose trees can represent the workspace: None outside git, and also
-    when the repository ignores the workspace (a scratch or build directory), since its trees
-    would never change with the workspace's files."""
+    """The git repository whose trees can represent the workspace: None outside git, in a bare
+    repository, and also when the repository ignores the workspace (a scratch or build
+    directory), since its trees would never change with the workspace's files."""
     gitpython = _gitpython()
     if gitpython is None:
         return None
@@ -66,7 +66,9 @@ def find_repo(workspace: Path) -> git.Repo | None:
     except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
         return None
     root = repo.working_tree_dir
-    if root is not None and Path(root).resolve() != workspace.resolve():
+    if repo.bare or root is None:
+        return None
+    if Path(root).resolve() != workspace.resolve():
         try:
             repo.git.check_ignore("-q", str(workspace.resolve()))
         except gitpython.GitCommandError:
@@ -92,7 +94,7 @@ def take_snapshot(workspace: Path) -> Snapshot:
     file-tree hash, with a note saying so; SnapshotError if that is impossible too."""
     repo = find_repo(workspace)
     note: str | None = None
-    if repo is not None and not repo.bare and repo.working_tree_dir is not None:
+    if repo is not None and repo.working_tree_dir is not None:
         import git  # importable: find_repo found a repository
 
         try:
