@@ -117,11 +117,9 @@ class ConversationManager:
             outcome = await loop.run([*self.messages, request])
         finally:
             start_snapshot = await self._finishing(loop, asyncio.shield(start_task))
-        outcome, report, checked_last = await self._verify(loop, outcome)
+        outcome, report, end_snapshot = await self._verify(loop, outcome)
         self.messages = outcome.messages
-        if checked_last and report is not None and report.final is not None:
-            end_snapshot: Snapshot | None = report.final  # nothing ran after the checks
-        else:
+        if end_snapshot is None:
             end_snapshot = await self._finishing(loop, self._snapshot())
         result = self._result(task_id, loop, outcome, time.monotonic() - started, report)
         if end_snapshot is not None:
@@ -133,21 +131,21 @@ class ConversationManager:
 
     async def _verify(
         self, loop: QueryLoop, outcome: LoopOutcome
-    ) -> tuple[LoopOutcome, AcceptanceReport | None, bool]:
+    ) -> tuple[LoopOutcome, AcceptanceReport | None, Snapshot | None]:
         """Check what the model ended with; send failing evidence back for another round while
-        rounds remain. Returns the last outcome and report, and whether the checks were the last
-        thing that ran (so their final snapshot is the task's end state)."""
+        rounds remain. Returns the last outcome and report, and the workspace as the checks left
+        it when they were the last thing that ran (it is then the task's end state)."""
         report: AcceptanceReport | None = None
         rounds = 0
         while outcome.reason is TerminalReason.COMPLETED and self.acceptance.commands:
             report = await self._check(loop)
             if report is None or report.passed or rounds >= self.acceptance.retries:
-                return outcome, report, True
+                return outcome, report, report.final if report is not None else None
             rounds += 1
             feedback = Message.user(failure_feedback(report, rounds, self.acceptance.retries))
             self.journal.message_appended(feedback)
             outcome = await loop.run([*outcome.messages, feedback])
-        return outcome, report, False
+        return outcome, report, None
 
     async def _snapshot(self) -> Snapshot | None:
         """The workspace's artifact version, or None (with a notice) if it cannot be taken."""
