@@ -1,4 +1,7 @@
-"""The command line: parse, build options, call the command. No logic lives here."""
+"""The command line: parse, build options, call the command. No logic lives here.
+
+The commands' bodies are `fastpath`'s handlers, which also run them when it can read the
+arguments without typer: both ways of parsing end in the same call."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import typer
 
 from agentcli import __version__
 from agentcli.errors import UsageError
+from agentcli.ui import fastpath as commands
 
 app = typer.Typer(
     name="agentcli",
@@ -58,18 +62,16 @@ def root(
                 hint=f"put them after the command: agentcli {ctx.invoked_subcommand} [OPTIONS]",
             )
         return
-    from agentcli.ui.repl import ReplSettings
-    from agentcli.ui.repl import main as repl_main
-
-    settings = ReplSettings(
-        cwd=cwd,
-        model=model,
-        permission_mode=permission_mode,
-        allow=list(allow),
-        deny=list(deny),
-        accept=list(accept),
+    raise typer.Exit(
+        commands.repl(
+            cwd=cwd,
+            model=model,
+            permission_mode=permission_mode,
+            allow=list(allow),
+            deny=list(deny),
+            accept=list(accept),
+        )
     )
-    raise typer.Exit(repl_main(settings))
 
 
 @app.command()
@@ -137,10 +139,8 @@ def run(
     ] = False,
 ) -> None:
     """Run one task, then exit."""
-    from agentcli.ui.run import RunOptions, run_command
-
-    code = run_command(
-        RunOptions(
+    raise typer.Exit(
+        commands.run(
             task=task,
             model=model,
             cwd=cwd,
@@ -160,7 +160,6 @@ def run(
             trust_project=trust_project,
         )
     )
-    raise typer.Exit(code)
 
 
 sessions_app = typer.Typer(
@@ -179,9 +178,7 @@ def sessions_list(
     all_: Annotated[bool, typer.Option("--all", help="Sessions of every workspace.")] = False,
 ) -> None:
     """List this workspace's sessions, newest first."""
-    from agentcli.ui import sessions
-
-    raise typer.Exit(sessions.sessions_list(cwd, all_))
+    raise typer.Exit(commands.sessions_list(cwd, all_))
 
 
 @sessions_app.command("show")
@@ -189,9 +186,7 @@ def sessions_show(
     session_id: Annotated[str, typer.Argument(help="Session id (or prefix).")],
 ) -> None:
     """Show a session's conversation and each tool call's status."""
-    from agentcli.ui import sessions
-
-    raise typer.Exit(sessions.sessions_show(session_id))
+    raise typer.Exit(commands.sessions_show(session_id))
 
 
 @sessions_app.command("export")
@@ -199,9 +194,7 @@ def sessions_export(
     session_id: Annotated[str, typer.Argument(help="Session id (or prefix).")],
 ) -> None:
     """Print a session as JSON: messages, tasks and tool calls."""
-    from agentcli.ui import sessions
-
-    raise typer.Exit(sessions.sessions_export(session_id))
+    raise typer.Exit(commands.sessions_export(session_id))
 
 
 @app.command()
@@ -210,17 +203,13 @@ def undo(
     cwd: _CwdOption = None,
 ) -> None:
     """Revert the file changes of the last (or given) task."""
-    from agentcli.ui import sessions
-
-    raise typer.Exit(sessions.undo_command(cwd, task))
+    raise typer.Exit(commands.undo(cwd, task))
 
 
 @app.command()
 def doctor(cwd: _CwdOption = None) -> None:
     """Check the setup: model config, API key, git, ripgrep and the OS sandbox."""
-    from agentcli.ui.doctor import doctor_command
-
-    raise typer.Exit(doctor_command(cwd))
+    raise typer.Exit(commands.doctor(cwd))
 
 
 @app.command()

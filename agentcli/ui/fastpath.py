@@ -56,43 +56,43 @@ class FastCommand:
     """Keywords given as a list, one item per use of the option."""
 
 
-def _sessions_list(cwd: Path | None = None, all_: bool = False) -> int:
+def sessions_list(cwd: Path | None = None, all_: bool = False) -> int:
     from agentcli.ui import sessions
 
     return sessions.sessions_list(cwd, all_)
 
 
-def _sessions_show(session_id: str) -> int:
+def sessions_show(session_id: str) -> int:
     from agentcli.ui import sessions
 
     return sessions.sessions_show(session_id)
 
 
-def _sessions_export(session_id: str) -> int:
+def sessions_export(session_id: str) -> int:
     from agentcli.ui import sessions
 
     return sessions.sessions_export(session_id)
 
 
-def _undo(cwd: Path | None = None, task: str | None = None) -> int:
+def undo(cwd: Path | None = None, task: str | None = None) -> int:
     from agentcli.ui import sessions
 
     return sessions.undo_command(cwd, task)
 
 
-def _doctor(cwd: Path | None = None) -> int:
+def doctor(cwd: Path | None = None) -> int:
     from agentcli.ui.doctor import doctor_command
 
     return doctor_command(cwd)
 
 
-def _run(**options: Any) -> int:
+def run(**options: Any) -> int:
     from agentcli.ui.run import RunOptions, run_command
 
     return run_command(RunOptions(**{"task": None, **options}))
 
 
-def _repl(**settings: Any) -> int:
+def repl(**settings: Any) -> int:
     from agentcli.ui.repl import ReplSettings
     from agentcli.ui.repl import main as repl_main
 
@@ -103,7 +103,7 @@ _CWD = {"-C": "cwd", "--cwd": "cwd"}
 _RULES = {"--allow": "allow", "--deny": "deny", "--accept": "accept"}
 
 _RUN = FastCommand(
-    _run,
+    run,
     options={
         **_CWD,
         "-m": "model",
@@ -141,17 +141,17 @@ _RUN = FastCommand(
 COMMANDS: dict[tuple[str, ...], FastCommand] = {
     # Options with no command start the REPL (`agentcli -m MODEL --permission-mode auto`).
     (): FastCommand(
-        _repl,
+        repl,
         options={**_CWD, "-m": "model", "--model": "model", "--permission-mode": "permission_mode"}
         | _RULES,
         repeatable=frozenset(_RULES.values()),
     ),
     ("run",): _RUN,
-    ("sessions", "list"): FastCommand(_sessions_list, options=_CWD, flags={"--all": "all_"}),
-    ("sessions", "show"): FastCommand(_sessions_show, positionals=("session_id",)),
-    ("sessions", "export"): FastCommand(_sessions_export, positionals=("session_id",)),
-    ("undo",): FastCommand(_undo, options={**_CWD, "--task": "task"}),
-    ("doctor",): FastCommand(_doctor, options=_CWD),
+    ("sessions", "list"): FastCommand(sessions_list, options=_CWD, flags={"--all": "all_"}),
+    ("sessions", "show"): FastCommand(sessions_show, positionals=("session_id",)),
+    ("sessions", "export"): FastCommand(sessions_export, positionals=("session_id",)),
+    ("undo",): FastCommand(undo, options={**_CWD, "--task": "task"}),
+    ("doctor",): FastCommand(doctor, options=_CWD),
 }
 
 
