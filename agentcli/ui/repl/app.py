@@ -29,7 +29,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentcli import __version__
-from agentcli.config import DEFAULT_MODEL, data_home, load_file_config
+from agentcli.config import DEFAULT_MODEL, data_home, load_file_config, resolve_workspace
 from agentcli.errors import UsageError
 from agentcli.ui.repl import commands
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
@@ -82,9 +82,7 @@ class Repl:
         self.settings = settings
         self._build = build
         self.console = console
-        self.workspace = (settings.cwd or Path.cwd()).expanduser().resolve()
-        if not self.workspace.is_dir():
-            raise UsageError(f"{self.workspace} is not a directory")
+        self.workspace = resolve_workspace(settings.cwd)
         files = load_file_config(self.workspace)
         # Shown until the session exists; then the session's own settings are shown.
         model = settings.model or os.environ.get("AGENTCLI_MODEL") or files.get("model")
