@@ -20,6 +20,7 @@ from pathlib import Path
 from agentcli.errors import UsageError
 from agentcli.events import AcceptanceFinished, AcceptanceStarted, EventSink, Notice
 from agentcli.ids import new_id
+from agentcli.sandbox.profile import WORKSPACE_WRITE
 from agentcli.snapshots import Snapshot, SnapshotError, take_snapshot
 from agentcli.tasks import CheckEvidence
 from agentcli.tools.base import CommandSandbox
@@ -209,12 +210,15 @@ async def _run_all(
     results = []
     for number, command in enumerate(settings.commands, 1):
         events(AcceptanceStarted(command=command, artifact_version=version))
-        argv = ["bash", "-c", command]
+        argv, env = ["bash", "-c", command], None
         if sandbox is not None:
-            argv = sandbox.wrap(argv, cwd=workspace)
+            # Checks run the model's code: in the workspace-write profile, like an approved
+            # command (the network as `sandbox.network` says).
+            prepared = sandbox.prepare(argv, WORKSPACE_WRITE)
+            argv, env = prepared.argv, prepared.env
         collector = HeadTailCollector(CAPTURE_BYTES, spill_dir / f"check-{number}-{new_id()}.txt")
         outcome = await run_in_group(
-            argv, cwd=workspace, timeout_s=settings.timeout_s, collector=collector
+            argv, cwd=workspace, timeout_s=settings.timeout_s, collector=collector, env=env
         )
         output = outcome.output.text
         if outcome.timed_out:

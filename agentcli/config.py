@@ -211,7 +211,8 @@ def _untrusted_may_set(key: str, value: Any, in_force: dict[str, Any]) -> bool:
         return value is True
     if key == "sandbox.network":
         return value is False
-    return False
+    # Hiding more from commands, or scrubbing more of their environment, only narrows.
+    return key in ("sandbox.deny_read", "sandbox.env_scrub")
 
 
 def _drop_loosening(

@@ -16,6 +16,7 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from agentcli.sandbox.profile import Confinement
 from agentcli.tools.base import PermissionTarget, Risk
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ class Verdict:
     reason: str
     suggested_rule: str | None = None
     """The narrowest `--allow` rule that would have allowed this call."""
+    confinement: Confinement | None = None
+    """How a shell command runs if allowed (or approved): its sandbox profile."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +58,8 @@ class PermissionRequest:
     """What will happen: a diff for an edit, the command and cwd for shell."""
     reason: str = ""
     """Why the policy asks (e.g. "forced rm: destructive commands always ask")."""
+    confinement: Confinement | None = None
+    """How the command will run if approved (shown: above all when it is unconfined)."""
 
 
 class Answer(enum.StrEnum):

@@ -46,11 +46,13 @@ from agentcli.permissions.commands import (
     reads_by_pattern,
     searched_dirs,
 )
+from agentcli.permissions.confine import escalated
 from agentcli.permissions.persist import append_allow_rule
 from agentcli.permissions.rules import PATH_CLASSES, Rule, RuleKind, RuleSet, parse_rule
 from agentcli.permissions.screen import SearchScreen
 from agentcli.permissions.shell import ParsedCommand, SimpleCommand, parse_command
 from agentcli.permissions.suggest import command_rule, path_rule
+from agentcli.sandbox.profile import READ_ONLY, UNCONFINED, WORKSPACE_WRITE, Confinement
 from agentcli.tools.base import PermissionTarget, Risk
 
 YOLO_HINT = "only --permission-mode yolo runs it without asking"
@@ -84,7 +86,7 @@ class RulePolicy:
 
     def decide(self, risk: Risk, target: PermissionTarget) -> Verdict:
         if target.rule_class == "shell":
-            return self._decide_shell(target.subject)
+            return self._decide_shell(target)
         return self._decide_other(risk, target)
 
     def remember(self, rule: str) -> None:
@@ -146,45 +148,76 @@ class RulePolicy:
             suggestion,
         )
 
-    def _decide_shell(self, command: str) -> Verdict:
+    def _decide_shell(self, target: PermissionTarget) -> Verdict:
+        command = target.subject
         parsed = parse_command(command)
         everything = every_command(parsed)
         denial = self._shell_denial(command, everything)
         if denial is not None:
             return denial
         if self.mode is PermissionMode.YOLO:
-            return _allow("yolo mode")
+            return Verdict(Decision.ALLOW, "yolo mode", confinement=UNCONFINED)
+        if target.outside_sandbox:
+            if self.mode is PermissionMode.READ_ONLY:
+                return _deny("read-only mode never runs commands outside the sandbox")
+            return Verdict(
+                Decision.ASK,
+                "it asks to run OUTSIDE the sandbox, unconfined; only a person may allow that",
+                confinement=UNCONFINED,
+            )
+        verdict = self._decide_sandboxed(parsed, everything)
+        if verdict.decision is Decision.DENY or self.sandbox_available:
+            return verdict
+        return self._without_sandbox(verdict)
+
+    def _decide_sandboxed(self, parsed: ParsedCommand, everything: list[SimpleCommand]) -> Verdict:
+        """The decision when the command would run in the sandbox."""
+        approved = READ_ONLY if self.mode is PermissionMode.READ_ONLY else escalated(parsed)
         denied_reads = self._denied_reads()
         for part in everything:
             why = self._searches_denied(part, denied_reads)
             if why:
-                return Verdict(Decision.ASK, f"{why}; {YOLO_HINT}")
+                return _ask(f"{why}; {YOLO_HINT}", approved)
         if self.mode is PermissionMode.READ_ONLY:
             return self._read_only_shell(parsed, everything)
         if not parsed.ok and denied_reads:
             # What an unparsable command reads cannot be checked against the rule at all.
-            return Verdict(
-                Decision.ASK,
+            return _ask(
                 f"{parsed.error}, so what it reads cannot be checked against the rule "
                 f"{denied_reads[0].text} (the grep and file tools apply it); {YOLO_HINT}",
+                approved,
             )
         for part in everything:
             why = destructive_reason(part) or protected_write_reason(
                 part, self.agentcli_dirs, self.workspace
             )
             if why:
-                return Verdict(
-                    Decision.ASK,
+                return _ask(
                     f"{why}: destructive commands and writes to protected paths always ask; "
                     + YOLO_HINT,
+                    approved,
                 )
         asked = self._ask_rule(everything)
         if asked:
-            return Verdict(Decision.ASK, f"the rule {asked} asks")
+            return _ask(f"the rule {asked} asks", approved)
         everything_allowed = self.rules.allows_everything("shell")
         if everything_allowed:
-            return _allow(f"allowed by the rule {everything_allowed.text}")
+            return _allow(f"allowed by the rule {everything_allowed.text}", approved)
         return self._shell_parts(parsed)
+
+    def _without_sandbox(self, verdict: Verdict) -> Verdict:
+        """No OS sandbox: what would have run confined asks, and runs unconfined if approved."""
+        problem = self.sandbox_problem or "no OS sandbox is available"
+        if self._said_no_sandbox:
+            why = "there is no sandbox, so it would run unconfined"
+        else:
+            self._said_no_sandbox = True
+            why = f"there is no OS sandbox ({problem}), so it would run unconfined"
+        return Verdict(
+            Decision.ASK,
+            f"{verdict.reason}; {why} (only yolo mode runs commands unconfined without asking)",
+            confinement=UNCONFINED,
+        )
 
     def _shell_denial(self, command: str, everything: list[SimpleCommand]) -> Verdict | None:
         """A `shell(...)` deny rule matching any part, or a `read(...)` deny rule naming a file
@@ -203,11 +236,11 @@ class RulePolicy:
         if not (parsed.narrow_matchable and all(is_read_only_part(p) for p in parsed.parts)):
             return _deny("read-only mode runs only the built-in read-only commands")
         if not all(self._reads_in_scope(p) for p in parsed.parts):
-            return Verdict(Decision.ASK, OUT_OF_SCOPE)
+            return _ask(OUT_OF_SCOPE, READ_ONLY)
         asked = self._ask_rule(everything)
         if asked:
-            return Verdict(Decision.ASK, f"the rule {asked} asks")
-        return _allow("a built-in read-only command")
+            return _ask(f"the rule {asked} asks", READ_ONLY)
+        return _allow("a built-in read-only command (read-only sandbox)", READ_ONLY)
 
     def _ask_rule(self, commands: list[SimpleCommand]) -> str | None:
         for part in commands:
@@ -218,6 +251,7 @@ class RulePolicy:
 
     def _shell_parts(self, parsed: ParsedCommand) -> Verdict:
         sandboxed = self.mode is PermissionMode.AUTO and self.sandbox_available
+        approved = escalated(parsed)
         escalating = [
             part
             for part in parsed.parts
@@ -225,12 +259,11 @@ class RulePolicy:
         ]
         if not parsed.narrow_matchable:
             if sandboxed and not escalating:
-                return _allow("runs inside the sandbox")
+                return _allow("runs inside the sandbox", WORKSPACE_WRITE)
             why = parsed.error or "the command has " + ", ".join(parsed.unsafe)
-            return Verdict(
-                Decision.ASK,
-                f"{why}; only shell(*) or an answer allows such commands" + self._no_sandbox_note(),
-            )
+            return _ask(f"{why}; only shell(*) or an answer allows such commands", approved)
+        if all(is_read_only_part(part) and self._reads_in_scope(part) for part in parsed.parts):
+            return _allow("a built-in read-only command (read-only sandbox)", READ_ONLY)
         missing = [
             part
             for part in parsed.parts
@@ -241,8 +274,8 @@ class RulePolicy:
             )
         ]
         if not missing:
-            return _allow("every part is allowed" + (" (sandboxed)" if sandboxed else ""))
-        return self._ask_for_parts(missing, sandboxed)
+            return _allow("every part is allowed (sandboxed)", approved)
+        return self._ask_for_parts(missing, sandboxed, approved)
 
     def _reads_in_scope(self, part: SimpleCommand) -> bool:
         """Does this reader read only inside the workspace? (Always, without a workspace.)"""
@@ -284,7 +317,9 @@ class RulePolicy:
                     )
         return None
 
-    def _ask_for_parts(self, missing: list[SimpleCommand], sandboxed: bool) -> Verdict:
+    def _ask_for_parts(
+        self, missing: list[SimpleCommand], sandboxed: bool, approved: Confinement
+    ) -> Verdict:
         names = ", ".join(f"`{part.text}`" for part in missing[:3])
         if sandboxed:
             reason = f"{names} needs more than the sandbox gives (network or writing .git)"
@@ -297,23 +332,16 @@ class RulePolicy:
             self._groups[suggestions[0]] = suggestions
             reason += " (allowing it takes " + ", ".join(suggestions) + ")"
         return Verdict(
-            Decision.ASK,
-            reason + self._no_sandbox_note(),
-            suggestions[0] if suggestions else None,
+            Decision.ASK, reason, suggestions[0] if suggestions else None, confinement=approved
         )
 
-    def _no_sandbox_note(self) -> str:
-        if self.mode is not PermissionMode.AUTO or self.sandbox_available:
-            return ""
-        if self._said_no_sandbox:
-            return " (no sandbox)"
-        self._said_no_sandbox = True
-        problem = self.sandbox_problem or "no OS sandbox is available"
-        return f"; auto mode asks for every command because {problem}"
+
+def _allow(reason: str, confinement: Confinement | None = None) -> Verdict:
+    return Verdict(Decision.ALLOW, reason, confinement=confinement)
 
 
-def _allow(reason: str) -> Verdict:
-    return Verdict(Decision.ALLOW, reason)
+def _ask(reason: str, confinement: Confinement) -> Verdict:
+    return Verdict(Decision.ASK, reason, confinement=confinement)
 
 
 def _deny(reason: str) -> Verdict:

@@ -2,9 +2,13 @@
 
 Config keys (any level; see `agentcli.config`): `allow` / `ask` / `deny` rule lists (also under
 `[permissions]`), `permissions.denial_limit` (denials in one task before it stops, default 3),
-`sandbox.enabled` (default: on in auto mode only; never in yolo), `sandbox.writable` (extra
-writable directories for sandboxed commands), `sandbox.network` (default false). In a workspace
-the user has not trusted, its in-repo files cannot loosen any of these (`agentcli.config`).
+and `[sandbox]`: `enabled` (default true; never used in yolo; false means every command asks
+and runs unconfined if approved), `writable` (extra directories sandboxed commands may write),
+`readable` (extra paths read-only-profile commands may read), `deny_read` (paths hidden from
+every sandboxed command), `allow_unix_sockets` (socket paths commands may connect to),
+`network` (default false: every workspace-write command gets the network), `env_scrub` /
+`env_keep` (more variable name patterns to scrub, names to keep). In a workspace the user has
+not trusted, its in-repo files cannot loosen any of these (`agentcli.config`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from agentcli.tools.base import CommandSandbox
 from agentcli.trust import is_trusted, user_rules_path
 
 if TYPE_CHECKING:  # the sandbox modules load only when a session uses the sandbox
-    from agentcli.sandbox.runner import LandlockSandbox
+    from agentcli.sandbox.runner import OsSandbox
 
 DEFAULT_DENIAL_LIMIT = 3
 
@@ -83,9 +87,7 @@ def _always_answers_path(workspace: Path, trusted: bool | None) -> Path:
 def uses_sandbox(mode: PermissionMode, files: FileConfig) -> bool:
     if mode is PermissionMode.YOLO:
         return False
-    enabled = files.get("sandbox.enabled")
-    if enabled is None:
-        return mode is PermissionMode.AUTO
+    enabled = files.get("sandbox.enabled", True)
     if not isinstance(enabled, bool):
         raise UsageError(f"sandbox.enabled must be true or false (got {enabled!r})")
     return enabled
@@ -99,19 +101,17 @@ def build_permissions(
     files: FileConfig,
     workspace: Path,
 ) -> SessionPermissions:
-    """Policy and sandbox for `mode`. In auto mode without a working sandbox the policy asks
-    before commands (and a notice says why) instead of running them unsandboxed."""
+    """Policy and sandbox for `mode`. Without a working sandbox the policy asks before every
+    command (and a notice says why) instead of running any unconfined unasked."""
     notices: list[str] = []
-    sandbox: LandlockSandbox | None = None
+    sandbox: OsSandbox | None = None
     problem: str | None = None
     if uses_sandbox(mode, files):
-        sandbox, problem = _make_sandbox(files, workspace, notices)
-    elif mode is PermissionMode.AUTO:
+        sandbox, problem = _make_sandbox(files, workspace)
+    elif mode is not PermissionMode.YOLO:
         problem = "the sandbox is disabled in the config (sandbox.enabled = false)"
-    if problem and mode is PermissionMode.AUTO:
-        notices.append(f"auto mode will ask before running commands: {problem}")
-    elif problem:
-        notices.append(f"commands run without the OS sandbox: {problem}")
+    if problem:
+        notices.append(f"every command will ask, and run unconfined if you approve it: {problem}")
     policy = build_policy(
         mode=mode,
         flag_allow=allow,
@@ -130,10 +130,8 @@ def build_permissions(
     )
 
 
-def _make_sandbox(
-    files: FileConfig, workspace: Path, notices: list[str]
-) -> tuple[LandlockSandbox | None, str | None]:
-    from agentcli.sandbox.runner import LandlockSandbox
+def _make_sandbox(files: FileConfig, workspace: Path) -> tuple[OsSandbox | None, str | None]:
+    from agentcli.sandbox.runner import OsSandbox, SandboxSettings
     from agentcli.sandbox.support import probe_support
 
     support = probe_support()
@@ -142,24 +140,34 @@ def _make_sandbox(
     network = files.get("sandbox.network", False)
     if not isinstance(network, bool):
         raise UsageError(f"sandbox.network must be true or false (got {network!r})")
-    if not network and not support.network_blockable:
-        notices.append("this kernel cannot take the network away from sandboxed commands")
-    sandbox = LandlockSandbox(
-        workspace=workspace,
-        writable=_writable_paths(files.get("sandbox.writable", []), workspace),
+    settings = SandboxSettings(
+        writable=_paths(files, "sandbox.writable", workspace),
+        readable=_paths(files, "sandbox.readable", workspace),
+        deny_read=_paths(files, "sandbox.deny_read", workspace),
+        allow_unix_sockets=_paths(files, "sandbox.allow_unix_sockets", workspace),
         network=network,
-        network_blockable=support.network_blockable,
+        env_scrub=_names(files, "sandbox.env_scrub"),
+        env_keep=_names(files, "sandbox.env_keep"),
+        agentcli_dirs=(user_config_path().parent, data_home()),
     )
-    return sandbox, None
+    return OsSandbox(workspace=workspace, settings=settings), None
 
 
-def _writable_paths(value: Any, workspace: Path) -> tuple[Path, ...]:
+def _paths(files: FileConfig, key: str, workspace: Path) -> tuple[Path, ...]:
+    value = files.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise UsageError("sandbox.writable must be a list of directory paths")
+        raise UsageError(f"{key} must be a list of paths")
     return tuple(
         path if path.is_absolute() else workspace / path
         for path in (Path(v).expanduser() for v in value)
     )
+
+
+def _names(files: FileConfig, key: str) -> tuple[str, ...]:
+    value = files.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise UsageError(f"{key} must be a list of environment variable names or patterns")
+    return tuple(value)
 
 
 def _denial_limit(value: Any) -> int:

@@ -1,206 +1,256 @@
-"""The sandbox helper: confine this process, then exec the command.
+"""The sandbox helper: confine a command, run it as the child of a PID 1 of its own, and make
+sure nothing it started outlives it.
 
-    python -I -m agentcli.sandbox.exec [--write PATH]... [--read-only PATH]... \\
-        [--no-network] [--tmp DIR] -- ARGV...
-    python -I -m agentcli.sandbox.exec --probe
+    python -I -S -c PROGRAM [OPTION PATH]... [--network] [--no-read-limit] -- ARGV...
 
-It runs as its own process (not a `preexec_fn` in the threaded agent): it enters private
-namespaces when it can (network: loopback only; mounts: `--read-only` paths bind-mounted
-read-only), restricts itself with Landlock (writes only beneath `--write` paths and to a few
-devices), sets `TMPDIR`, then execs. It fails closed: if a requested restriction cannot be
-applied, the command does not run (exit 126). `-I` matters: the helper starts in the
-workspace, and isolated mode keeps the current directory off `sys.path`.
+(see `bootstrap.helper_argv`; `agentcli.sandbox.runner` builds the options):
+- `--write P`: the command may write beneath P (Landlock);
+- `--read P`: it may read and execute beneath P (and beneath the --write paths); without
+  `--no-read-limit`, nothing else;
+- `--hide P`: a directory covered by an empty tmpfs, a file by /dev/null;
+- `--expose P`: bound back in place when a hidden directory covered it;
+- `--read-only P`: bind-mounted read-only (`.git`, `.agentcli`);
+- `--socket P`: a unix socket connectable on kernels whose Landlock can say so (ABI ≥ 9);
+- `--tmp P`: the value of TMPDIR/TMP/TEMP;
+- `--network`: keep the network (otherwise a network namespace with only loopback).
 
-`--probe` tries the same steps on a scratch directory and prints what works, as JSON.
+The helper (outside) enters new user, mount, PID and IPC namespaces (and network), shapes the
+mounts, then forks the namespace's PID 1. PID 1 mounts a /proc that shows only the namespace,
+applies Landlock and the seccomp filter, forks the command and waits for it, passing on
+SIGTERM/SIGINT/SIGHUP/SIGQUIT. When the command exits, PID 1 stops what is left (SIGTERM, then
+the kernel's SIGKILL to the whole namespace as PID 1 exits), so background processes, `setsid`
+and double forks included, never outlive the command. The helper then ends the way the command
+ended (same exit code, or killed by the same signal). It fails closed: if any restriction
+cannot be applied, the command does not run (exit 126).
+
+Standard library only, and only cheap modules (`_signal`, not `signal`): every command pays
+for this process's imports.
 """
 
 from __future__ import annotations
 
+import _signal  # type: ignore[import-not-found]  # no stubs; `signal` costs ~5 ms
 import os
-import socket
 import sys
-from pathlib import Path
+import time
 
-from agentcli.sandbox import landlock, namespaces
+from agentcli.sandbox import landlock, namespaces, seccomp
 
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
 FAILED = 126
-NO_NAMESPACES_ENV = "AGENTCLI_SANDBOX_NO_NAMESPACES"
-"""Set (by the user, e.g. to test the fallback) to confine with Landlock alone."""
+LEFTOVER_GRACE_S = 0.5
+LEFTOVERS_NOTE = "agentcli sandbox: stopped background processes still running after the command"
+FORWARDED = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
+_PATH_OPTIONS = ("--write", "--read", "--hide", "--expose", "--read-only", "--socket", "--tmp")
+_FLAGS = ("--network", "--no-read-limit")
 
 
-def _parse(args: list[str]) -> dict[str, list[str]]:
-    options: dict[str, list[str]] = {"write": [], "read-only": [], "tmp": [], "argv": []}
-    flags = set()
-    while args:
-        arg = args.pop(0)
+class UsageError(Exception):
+    pass
+
+
+def parse(args: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """The options (path lists by name, flags as one-element lists) and the command's argv."""
+    options: dict[str, list[str]] = {name: [] for name in (*_PATH_OPTIONS, *_FLAGS)}
+    rest = list(args)
+    while rest:
+        arg = rest.pop(0)
         if arg == "--":
-            options["argv"] = args
-            break
-        if arg in ("--no-network", "--probe"):
-            flags.add(arg)
-        elif arg in ("--write", "--read-only", "--tmp") and args:
-            options[arg[2:]].append(args.pop(0))
+            if not rest:
+                raise UsageError("no command given")
+            return options, rest
+        if arg in _FLAGS:
+            options[arg] = ["yes"]
+        elif arg in _PATH_OPTIONS and rest:
+            options[arg].append(rest.pop(0))
         else:
-            raise SystemExit(f"agentcli sandbox: unknown argument {arg!r}")
-    options["flags"] = sorted(flags)
-    return options
+            raise UsageError(f"unknown argument {arg!r}")
+    raise UsageError("no command given")
 
 
-def writable_around(root: str, protected: list[str]) -> list[str]:
-    """Rules making `root` writable except the protected paths beneath it: the directories
-    leading to a protected path get no rights themselves (so nothing new appears in them),
-    every other entry gets full rights. Symlinks are skipped, never followed."""
-    if root in protected:
-        return []
-    inside = [p for p in protected if p.startswith(root.rstrip("/") + "/")]
-    if not inside:
-        return [root]
-    rules: list[str] = []
-    with os.scandir(root) as entries:
-        for entry in entries:
-            if entry.path in protected or entry.is_symlink():
-                continue
-            if entry.is_dir() and any(p.startswith(entry.path + "/") for p in inside):
-                rules.extend(writable_around(entry.path, inside))
-            else:
-                rules.append(entry.path)
-    return rules
+def _fail(message: str) -> int:
+    sys.stderr.write(f"agentcli sandbox: {message}\n")
+    sys.stderr.flush()
+    return FAILED
 
 
-def confine(*, write: list[str], read_only: list[str], no_network: bool) -> dict[str, object]:
-    """Apply every restriction to this process; return what was done. Raises OSError."""
-    done: dict[str, object] = {"network": "open", "read_only": "none", "namespaces": "none"}
-    entered = False
-    if os.environ.get(NO_NAMESPACES_ENV):
-        done["namespaces"] = f"disabled by {NO_NAMESPACES_ENV}"
-    elif no_network or read_only:
+def shape_mounts(options: dict[str, list[str]]) -> None:
+    """In the new mount namespace: hide, expose again, make read-only. Raises OSError."""
+    held = []
+    for path in options["--expose"]:  # opened before hiding: afterwards the path may not lead
         try:
-            done["namespaces"] = namespaces.unshare(network=no_network, mounts=bool(read_only))
-            entered = True
-        except OSError as exc:
-            done["namespaces"] = f"unavailable ({exc.strerror or exc})"
-    if entered and no_network:
-        try:
+            held.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC)))
+        except FileNotFoundError:
+            continue
+    namespaces.make_private()
+    for path in options["--hide"]:
+        namespaces.hide(path)
+    rebound = []
+    for path, fd in held:
+        if namespaces.expose(path, fd):
+            rebound.append(path)
+        os.close(fd)
+    # What is hidden beneath a path bound again (a secret inside the workspace) came back.
+    for path in options["--hide"]:
+        if any(_beneath(path, parent) for parent in rebound):
+            namespaces.hide(path)
+    # Bound again inside a private temp dir (a workspace under /tmp), a path would be writable
+    # through that dir's Landlock rule: unless it is meant to be written, its mount is made
+    # read-only.
+    meant = [w for w in options["--write"] if w not in options["--hide"]]
+    read_only = [p for p in rebound if not any(_beneath(p, w) for w in meant)]
+    namespaces.bind_read_only([*read_only, *options["--read-only"]])
+    # The current directory still points into the tree as it was before: relative paths from
+    # it would pass under every mount made above. Enter it again through the new mounts.
+    os.chdir(os.getcwd())
+
+
+def _beneath(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def confine_self(options: dict[str, list[str]]) -> int:
+    """Landlock (and no_new_privs), then the seccomp filter; return the Landlock ABI."""
+    abi = landlock.restrict_self(
+        writable=options["--write"],
+        readable=None if options["--no-read-limit"] else options["--read"],
+        unix_sockets=options["--socket"],
+    )
+    seccomp.install()
+    return abi
+
+
+def run(options: dict[str, list[str]], argv: list[str]) -> int:
+    network = bool(options["--network"])
+    try:
+        namespaces.unshare(network=network)
+        if not network:
             namespaces.loopback_up()
-            done["network"] = "namespace (own loopback only)"
-        except OSError:
-            done["network"] = "namespace (no loopback)"
-    rules = list(write)
-    if read_only and entered:
-        namespaces.bind_read_only(read_only)
-        done["read_only"] = "bind mounts"
-    elif read_only:
-        rules = [rule for root in write for rule in writable_around(root, read_only)]
-        done["read_only"] = "landlock rules (no new entries beside protected paths)"
-    block_tcp = no_network and not entered
-    done["landlock_abi"] = landlock.restrict_self(writable=[*rules, *DEVICES], block_tcp=block_tcp)
-    if block_tcp:
-        done["network"] = "landlock (no TCP at all)"
-    return done
-
-
-def probe() -> dict[str, object]:
-    """Confine a forked child on a scratch directory and check that the restrictions hold:
-    a write beside `.git` works, writes into it and outside fail, and a TCP connect to our
-    own listener on 127.0.0.1 fails. If the network cannot be blocked, the file system part
-    is probed again without it."""
-    report: dict[str, object] = {"landlock_abi": landlock.abi_version()}
-    result = _probe_once(no_network=True)
-    if not result.get("ok"):
-        retry = _probe_once(no_network=False)
-        if retry.get("ok"):
-            result = {**retry, "network": "cannot be blocked", "network_error": result.get("error")}
-    report.update(result)
-    return report
-
-
-def _probe_once(*, no_network: bool) -> dict[str, object]:
-    import json  # imported here: every sandboxed command pays for module-level imports
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="agentcli-probe-") as scratch:
-        (Path(scratch) / ".git").mkdir()
-        listener = socket.create_server(("127.0.0.1", 0))
-        reader, writer = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the forked child
-            os.close(reader)
-            found = _probe_child(scratch, listener, no_network=no_network)
-            os.write(writer, json.dumps(found).encode())
-            os._exit(0)
-        os.close(writer)
-        with os.fdopen(reader, "rb") as pipe:
-            data = pipe.read()
-        os.waitpid(pid, 0)
-        listener.close()
-    loaded: dict[str, object] = json.loads(data or b'{"ok": false, "error": "probe crashed"}')
-    return loaded
-
-
-def _probe_child(scratch: str, listener: socket.socket, *, no_network: bool) -> dict[str, object]:
-    root = Path(scratch)
-    try:
-        result = confine(write=[scratch], read_only=[str(root / ".git")], no_network=no_network)
+        shape_mounts(options)
     except OSError as exc:
-        return {"ok": False, "error": str(exc)}
-    checks = {
-        "write_allowed": _can_write(root / "sub"),
-        "protected_blocked": not _can_write(root / ".git" / "x"),
-        "outside_blocked": not _can_write(root.parent / f"{root.name}-outside"),
-    }
-    if no_network:
-        checks["network_blocked"] = not _can_connect(listener.getsockname())
-    return {**result, **checks, "ok": all(checks.values())}
+        return _fail(f"cannot confine the command, not running it: {exc}")
+    for tmp in options["--tmp"][-1:]:
+        for name in ("TMPDIR", "TMP", "TEMP"):
+            os.environ[name] = tmp
+    status_read, status_write = os.pipe()
+    init = os.fork()
+    if init == 0:  # pragma: no cover - PID 1 of the new namespace
+        os.close(status_read)
+        os._exit(_init(options, argv, status_write))
+    os.close(status_write)
+    return _wait_like(init, status_read)
 
 
-def _can_write(path: Path) -> bool:
+def _init(options: dict[str, list[str]], argv: list[str], status_fd: int) -> int:
+    """PID 1: confine, start the command, reap, pass on signals, stop what is left."""
     try:
-        path.mkdir()
-    except OSError:
+        namespaces.die_with_parent()
+        namespaces.mount_proc()
+        confine_self(options)
+    except OSError as exc:
+        return _fail(f"cannot confine the command, not running it: {exc}")
+
+    def forward(signum: int, frame: object) -> None:
+        try:
+            os.kill(-1, signum)  # every process in the namespace but PID 1
+        except ProcessLookupError:
+            pass
+
+    for sig in FORWARDED:
+        _signal.signal(sig, forward)
+    command = os.fork()
+    if command == 0:
+        for sig in FORWARDED:
+            _signal.signal(sig, _signal.SIG_DFL)
+        _exec(argv)
+    status = _reap_until(command)
+    if _others_alive():
+        sys.stderr.write(LEFTOVERS_NOTE + "\n")
+        sys.stderr.flush()
+        forward(_signal.SIGTERM, None)
+        deadline = time.monotonic() + LEFTOVER_GRACE_S
+        while _others_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    os.write(status_fd, status.to_bytes(4, "little"))
+    return 0  # as PID 1 exits, the kernel kills whatever is left in the namespace
+
+
+def _exec(argv: list[str]) -> None:
+    """execvp without os.execvp, which imports `warnings`: past Landlock, reading the standard
+    library may be denied. Never returns."""
+    name = argv[0]
+    directories = [""] if "/" in name else os.environ.get("PATH", "/usr/bin:/bin").split(":")
+    failure: OSError | None = None
+    for directory in directories:
+        path = f"{directory or '.'}/{name}" if directory or "/" not in name else name
+        try:
+            os.execv(path, argv)
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            failure = failure or exc
+        except OSError as exc:
+            failure = exc if isinstance(failure, (FileNotFoundError, type(None))) else failure
+    why = failure.strerror if failure is not None else "not found"
+    sys.stderr.write(f"agentcli sandbox: cannot run {name}: {why}\n")
+    sys.stderr.flush()
+    os._exit(127)
+
+
+def _reap_until(command: int) -> int:
+    """Reap children (orphans come to PID 1) until `command` exits; its wait status."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return 0
+        if pid == command:
+            return status
+
+
+def _others_alive() -> bool:
+    while True:  # reap what has exited, so a zombie does not count
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+    try:
+        os.kill(-1, 0)
+    except ProcessLookupError:
         return False
-    path.rmdir()
     return True
 
 
-def _can_connect(address: tuple[str, int]) -> bool:
+def _wait_like(init: int, status_fd: int) -> int:
+    """Wait for PID 1, passing on signals; then end as the command ended."""
+
+    def forward(signum: int, frame: object) -> None:
+        try:
+            os.kill(init, signum)
+        except ProcessLookupError:
+            pass
+
+    for sig in FORWARDED:
+        _signal.signal(sig, forward)
+    _, init_status = os.waitpid(init, 0)
+    data = os.read(status_fd, 4)
+    if len(data) < 4:
+        # PID 1 failed before the command ran (it said why on stderr), or was killed.
+        code = os.waitstatus_to_exitcode(init_status)
+        return code if code > 0 else FAILED
+    status = int.from_bytes(data, "little")
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        for forwarded in FORWARDED:
+            _signal.signal(forwarded, _signal.SIG_DFL)
+        _signal.signal(sig, _signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+        return 128 + sig
+    return os.waitstatus_to_exitcode(status)
+
+
+def main(args: list[str]) -> int:
     try:
-        socket.create_connection(address, timeout=2).close()
-    except OSError:
-        return False
-    return True
-
-
-def main(argv: list[str]) -> int:
-    options = _parse(list(argv))
-    if "--probe" in options["flags"]:
-        import json
-
-        print(json.dumps(probe()))
-        return 0
-    command = options["argv"]
-    if not command:
-        sys.stderr.write("agentcli sandbox: no command given\n")
-        return FAILED
-    try:
-        confine(
-            write=options["write"],
-            read_only=options["read-only"],
-            no_network="--no-network" in options["flags"],
-        )
-    except OSError as exc:
-        sys.stderr.write(f"agentcli sandbox: cannot confine the command, not running it: {exc}\n")
-        return FAILED
-    for name in ("TMPDIR", "TMP", "TEMP"):
-        if options["tmp"]:
-            os.environ[name] = options["tmp"][0]
-    try:
-        os.execvp(command[0], command)
-    except OSError as exc:
-        sys.stderr.write(f"agentcli sandbox: cannot run {command[0]}: {exc.strerror}\n")
-        return 127
-    return FAILED  # not reached: execvp replaces this process
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+        options, argv = parse(args)
+    except UsageError as exc:
+        return _fail(f"cannot confine the command, not running it: {exc}")
+    return run(options, argv)

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.sandbox.profile import Confinement, Profile
+
 _FS_MARKERS = (
     "Read-only file system",
     "Permission denied",
@@ -53,6 +55,10 @@ OUTSIDE_WAY_OUT = (
     "$TMPDIR, or tell the user which directory you need: they can add it to `sandbox.writable` "
     "in .agentcli/config.toml."
 )
+ESCAPE_HATCH = (
+    "If it truly cannot work inside the sandbox, you may run the same command with "
+    "outside_sandbox: true; the user is asked and may refuse."
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,17 +68,32 @@ class SandboxLimits:
     writable: tuple[Path, ...]
     protected: tuple[Path, ...]
     network_blocked: bool
+    hidden: tuple[Path, ...] = ()
+    """Directories and files sandboxed commands do not see (an empty dir, or /dev/null)."""
 
 
-def explain(output: str, limits: SandboxLimits) -> str | None:
+def explain(output: str, limits: SandboxLimits, confinement: Confinement) -> str | None:
     """A note for the model when `output` shows the sandbox stopped the command, else None."""
-    if "agentcli sandbox:" in output:
+    if "agentcli sandbox: cannot confine" in output:
         return (
             "agentcli's sandbox could not confine this command, so it did not run. "
             "Tell the user; do not retry it."
         )
-    network = limits.network_blocked and any(m in output for m in _NET_MARKERS)
+    network = not confinement.network and limits.network_blocked
+    network = network and any(m in output for m in _NET_MARKERS)
     fs_lines = [line for line in output.splitlines() if any(m in line for m in _FS_MARKERS)]
+    hidden_note = _hidden_note(output, limits)
+    if hidden_note and confinement.profile is not Profile.READ_ONLY:
+        return f"{hidden_note} {ESCAPE_HATCH}"
+    if confinement.profile is Profile.READ_ONLY:
+        if not fs_lines and not network:
+            return None
+        return (
+            "This command ran without asking in agentcli's read-only sandbox, because it "
+            "looked read-only: it may read only the workspace and system directories, write "
+            "only $TMPDIR, and has no network. If it needs more, say so; a command that "
+            f"writes is run (after asking, if needed) in the workspace sandbox. {ESCAPE_HATCH}"
+        )
     fs_note = _file_system_note(fs_lines, limits) if fs_lines else None
     if fs_note is None and not network:
         return None
@@ -80,15 +101,40 @@ def explain(output: str, limits: SandboxLimits) -> str | None:
         "This command ran inside agentcli's sandbox: it may write only to the "
         f"workspace, $TMPDIR ({limits.temp_dir})"
         + "".join(f", {p}" for p in limits.writable)
-        + "; .git and .agentcli are read-only"
-        + ("; the network is off." if limits.network_blocked else ".")
+        + "; .git and .agentcli are read-only; credentials and keys in the home directory "
+        "and other processes are out of its reach"
+        + ("; the network is off." if network or limits.network_blocked else ".")
     )
     notes = [header]
     if fs_note:
         notes.append(fs_note)
     if network:
         notes.append(f"The network error came from the sandbox. {NETWORK_WAY_OUT}")
+    notes.append(ESCAPE_HATCH)
     return " ".join(notes)
+
+
+def _hidden_note(output: str, limits: SandboxLimits) -> str | None:
+    """Why a path "does not exist": the sandbox hides where it is."""
+    for line in output.splitlines():
+        if "No such file or directory" not in line and "ENOENT" not in line:
+            continue
+        for quoted, bare in _PATH.findall(line):
+            candidate = (quoted or bare).strip()
+            if "/" not in candidate:
+                continue
+            path = _absolute(candidate, limits.workspace)
+            if any(_within(path, root) for root in _writable(limits)):
+                continue
+            hidden = next((p for p in limits.hidden if _within(path, p)), None)
+            if hidden is not None:
+                return (
+                    f"{candidate} is not there because the sandbox hides {hidden} from commands "
+                    "(each command gets empty temp and runtime dirs of its own; credentials, "
+                    "keys and agentcli's own data are hidden). Use the workspace or $TMPDIR "
+                    f"({limits.temp_dir}), or tell the user what you need."
+                )
+    return None
 
 
 def _file_system_note(lines: list[str], limits: SandboxLimits) -> str | None:

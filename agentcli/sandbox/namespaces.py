@@ -1,23 +1,30 @@
-"""Linux namespaces for the sandbox helper: a private network (loopback only) and read-only
-bind mounts over `.git` and `.agentcli`.
+"""Linux namespaces for the sandbox helper: a private user, mount, PID, IPC and (unless the
+network is opened) network namespace, and the mounts that shape what a command sees.
 
-As root, `unshare(CLONE_NEWNET | CLONE_NEWNS)` works directly; otherwise a user namespace that
-maps the caller's own uid and gid is created with them. Either way the changes only affect the
-helper process and what it execs.
+`unshare` creates a user namespace mapping the caller's own uid and gid (so a command has no
+capability over anything outside, even when agentcli runs as root) with the other namespaces
+owned by it. In the new mount namespace: `hide` covers a directory with an empty tmpfs or a file
+with /dev/null, `expose` binds a path that a hidden directory covered back in place (from a
+descriptor opened before hiding), `bind_read_only` makes a path read-only, `mount_proc` gives
+the new PID namespace a /proc of its own. Changes affect only the helper and what it starts.
+
+Part of the sandbox helper: standard library only, no agentcli imports (see `bootstrap`).
 """
 
 from __future__ import annotations
 
+import _socket
 import ctypes
 import fcntl
 import os
-import socket
+import stat
 import struct
 from collections.abc import Iterable
-from pathlib import Path
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY = 1
 MS_NOSUID = 2
@@ -33,6 +40,8 @@ MS_RELATIME = 1 << 21
 SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 IFF_UP = 1
+PR_SET_PDEATHSIG = 1
+SIGKILL = 9
 _IFREQ = "16sh22x"
 # statvfs flag → mount flag: a remount must keep the flags that are locked on the mount.
 _KEPT_FLAGS = (
@@ -55,37 +64,84 @@ def _check(result: int, call: str) -> None:
         raise OSError(errno, f"{call} failed: {os.strerror(errno)}")
 
 
-def unshare(*, network: bool, mounts: bool) -> str:
-    """Enter new namespaces; return how ("root" or "user namespace"). Raises OSError."""
-    flags = (CLONE_NEWNET if network else 0) | (CLONE_NEWNS if mounts else 0)
-    libc = _libc()
+def unshare(*, network: bool) -> None:
+    """Enter new user, mount, PID and IPC namespaces (and a network one when `network` is
+    False). The caller stays in its PID namespace: its next child is the new one's PID 1.
+    Raises OSError."""
+    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC
+    if not network:
+        flags |= CLONE_NEWNET
     uid, gid = os.getuid(), os.getgid()
-    if libc.unshare(flags) == 0:
-        return "root"
-    _check(libc.unshare(flags | CLONE_NEWUSER), "unshare")
+    _check(_libc().unshare(flags), "unshare")
     for name, text in (
         ("setgroups", "deny"),
         ("uid_map", f"{uid} {uid} 1"),
         ("gid_map", f"{gid} {gid} 1"),
     ):
-        Path(f"/proc/self/{name}").write_text(text, encoding="ascii")
-    return "user namespace"
+        with open(f"/proc/self/{name}", "w", encoding="ascii") as file:
+            file.write(text)
 
 
 def loopback_up() -> None:
     """Bring `lo` up in a fresh network namespace, so 127.0.0.1 inside it works."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+    # _socket, not socket: the helper cannot afford socket's ~9 ms import.
+    sock = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+    try:
         request = struct.pack(_IFREQ, b"lo", 0)
-        flags = struct.unpack(_IFREQ, fcntl.ioctl(sock, SIOCGIFFLAGS, request))[1]
-        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack(_IFREQ, b"lo", flags | IFF_UP))
+        flags = struct.unpack(_IFREQ, fcntl.ioctl(sock.fileno(), SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(sock.fileno(), SIOCSIFFLAGS, struct.pack(_IFREQ, b"lo", flags | IFF_UP))
+    finally:
+        sock.close()
+
+
+def make_private() -> None:
+    """Stop mount events from propagating to or from the parent namespace."""
+    _check(_libc().mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount(/, private)")
+
+
+def hide(path: str) -> None:
+    """Cover a directory with an empty tmpfs, or a file with /dev/null; a missing path (or one
+    that is neither) is left alone."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return
+    encoded = os.fsencode(path)
+    libc = _libc()
+    if stat.S_ISDIR(mode):
+        options = b"mode=0755,size=64m"
+        flags = MS_NOSUID | MS_NODEV
+        _check(libc.mount(b"tmpfs", encoded, b"tmpfs", flags, options), f"hide {path}")
+    elif not stat.S_ISLNK(mode):
+        _check(libc.mount(b"/dev/null", encoded, None, MS_BIND, None), f"hide {path}")
+
+
+def expose(path: str, fd: int) -> bool:
+    """Bind what `fd` (opened before any hiding) refers to at `path`, unless `path` still
+    leads there; return whether it did. The mount point is created in the hiding tmpfs."""
+    try:
+        now = os.stat(path)
+        then = os.fstat(fd)
+        if (now.st_dev, now.st_ino) == (then.st_dev, then.st_ino):
+            return False
+    except FileNotFoundError:
+        pass
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.makedirs(path, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not os.path.lexists(path):
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+    source = os.fsencode(f"/proc/self/fd/{fd}")
+    _check(_libc().mount(source, os.fsencode(path), None, MS_BIND | MS_REC, None), f"bind {path}")
+    return True
 
 
 def bind_read_only(paths: Iterable[str]) -> None:
     """Make each existing path read-only in this (private) mount namespace."""
     libc = _libc()
-    _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount(/, private)")
     for path in paths:
-        if not Path(path).exists():
+        if not os.path.exists(path):
             continue
         encoded = os.fsencode(path)
         _check(libc.mount(encoded, encoded, None, MS_BIND | MS_REC, None), f"bind {path}")
@@ -95,3 +151,14 @@ def bind_read_only(paths: Iterable[str]) -> None:
             if kept & statvfs_flag:
                 flags |= mount_flag
         _check(libc.mount(None, encoded, None, flags, None), f"remount {path} read-only")
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when the process that forked it dies (PR_SET_PDEATHSIG)."""
+    _check(_libc().prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+
+
+def mount_proc() -> None:
+    """A /proc that shows only this PID namespace (call as its PID 1, or a process in it)."""
+    flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
+    _check(_libc().mount(b"proc", b"/proc", b"proc", flags, None), "mount /proc")

@@ -1,65 +1,83 @@
-"""`LandlockSandbox`: the `CommandSandbox` that runs each shell command through the helper.
+"""`OsSandbox`: the `CommandSandbox` that runs each command through the helper, confined as the
+permission decision says (`agentcli.sandbox.profile`).
 
-Every command may write to the workspace, a per-session temp dir (`$TMPDIR`) and the
-configured paths; `.git` (and a worktree's git dirs) and `.agentcli/` are read-only; the
-network is off. Two escalations are decided from the command text, the same way the policy
-decides that such commands need the user's approval in auto mode:
-- a command made only of git commands that change the repository (`git add … && git commit …`)
-  runs with the git dirs writable;
-- a command made only of commands known to need the network (package installs,
-  `git fetch/pull/push`, `curl`) runs with the network on.
-Everything substituted into such a command must be read-only (`git commit -m "$(cat msg)"`),
-and nothing else may be chained to it, so an approved command cannot carry an unapproved one
-past the sandbox. `.agentcli/` is never writable: commands cannot grant themselves rules.
+What a sandboxed command sees is decided once per session, here:
+- it reads (read-only profile) only the workspace, the system directories and the toolchain
+  (the directories on PATH, the running Python, known tool homes such as ~/.cargo, the user's
+  git config) and `sandbox.readable`; in the workspace-write profile it reads everything that
+  is not hidden;
+- it writes (workspace-write) the workspace, a per-session temp dir (`$TMPDIR`) and
+  `sandbox.writable`; `.git` (and a worktree's git dirs) only when the decision opens it;
+  `.agentcli/` never; (read-only) only the temp dir;
+- hidden from it, in both: credentials and keys under the home directory (~/.ssh, ~/.aws, …),
+  agentcli's own config and data (the trust store), `sandbox.deny_read`, the host's /tmp,
+  /run, /var/tmp and /dev/shm (where agent, docker and other unix sockets live; it gets empty
+  ones), and secrets in system files (/etc/shadow, private host keys);
+- its environment has no secrets (`environment.scrubbed`); its processes live in a PID
+  namespace of their own and die with it; the network is off unless the decision opens it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import sys
 import tempfile
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.permissions.commands import is_read_only_part, needs_git_write, needs_network
-from agentcli.permissions.shell import parse_command
+from agentcli.sandbox import environment
+from agentcli.sandbox.bootstrap import helper_argv
 from agentcli.sandbox.explain import SandboxLimits, explain
+from agentcli.sandbox.profile import Confinement, PreparedCommand, Profile
 
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
-# Substitutions are fine in an escalated command when what they run is read-only.
-_TOLERATED_UNSAFE = frozenset({"command substitution"})
+SYSTEM_READABLE = (
+    *("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"),
+    *("/proc", "/sys", "/dev", "/nix", "/snap", "/var/lib/alternatives", "/usr/local"),
+)
+"""What programs need to run: read (and execute) in the read-only profile."""
+HOME_TOOLCHAINS = (
+    *(".pyenv", ".cargo", ".rustup", ".nvm", ".volta", ".bun", ".deno", ".sdkman", "go"),
+    *(".local/bin", ".local/lib", ".local/share/uv/python", ".local/share/mise"),
+    *(".gitconfig", ".config/git", ".ripgreprc"),
+)
+"""Under the home directory: tool installations, and the config git and ripgrep read."""
+SENSITIVE_HOME = (
+    *(".ssh", ".aws", ".gnupg", ".config/gcloud", ".netrc", ".docker", ".kube", ".azure"),
+    *(".git-credentials", ".config/gh", ".pypirc", ".npmrc", ".password-store"),
+    *(".local/share/keyrings", ".config/hub", ".terraform.d", ".vault-token", ".pgpass"),
+    *(".config/op", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials"),
+    # Where agents and container engines put their sockets under the home directory.
+    *(".1password", ".colima", ".lima", ".rd", ".orbstack", ".config/containers"),
+)
+"""Credentials and keys under the home directory: hidden in every sandboxed profile."""
+SENSITIVE_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
+RUNTIME_DIRS = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm", "/dev/mqueue")
+"""Replaced by empty ones: the host's sockets (ssh and gpg agents, docker, X11, dbus) live
+here, and the host's temp files are none of the command's business."""
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
+PRIVATE_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+"""The empty temp dirs each command gets (its own, gone when it ends)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Escalation:
-    git_write: bool = False
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxSettings:
+    """The user's `[sandbox]` settings (see `agentcli.permissions.setup`)."""
+
+    writable: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
+    deny_read: tuple[Path, ...] = ()
+    allow_unix_sockets: tuple[Path, ...] = ()
     network: bool = False
-
-
-def escalation_for(command: str) -> Escalation:
-    """What the sandbox lifts for this command (nothing unless every part needs it)."""
-    parsed = parse_command(command)
-    if not parsed.ok or not parsed.parts or set(parsed.unsafe) - _TOLERATED_UNSAFE:
-        return Escalation()
-    if not all(is_read_only_part(inner) for inner in parsed.nested):
-        return Escalation()
-    git = [needs_git_write(part) for part in parsed.parts]
-    network = [needs_network(part) for part in parsed.parts]
-    if not all(g or n for g, n in zip(git, network, strict=True)):
-        return Escalation()
-    return Escalation(git_write=any(git), network=any(network))
-
-
-def shell_command_of(argv: list[str]) -> str:
-    """The command string of `bash -c CMD` (or `sh -lc CMD`, ...), else ""."""
-    if len(argv) >= 3 and Path(argv[0]).name in _SHELLS:
-        flag = argv[-2]
-        if flag.startswith("-") and not flag.startswith("--") and "c" in flag:
-            return argv[-1]
-    return ""
+    """Every workspace-write command has the network (`sandbox.network = true`)."""
+    env_scrub: tuple[str, ...] = ()
+    env_keep: tuple[str, ...] = ()
+    agentcli_dirs: tuple[Path, ...] = ()
+    """agentcli's own config and data directories: hidden from every command."""
 
 
 def git_dirs(workspace: Path) -> tuple[Path, ...]:
@@ -82,53 +100,124 @@ def git_dirs(workspace: Path) -> tuple[Path, ...]:
     return ()
 
 
-class LandlockSandbox:
-    """Runs commands under Landlock (and namespaces where the kernel allows them)."""
+class OsSandbox:
+    """Runs commands confined by Landlock, namespaces and seccomp (see the module docstring)."""
 
-    def __init__(
-        self,
-        *,
-        workspace: Path,
-        writable: tuple[Path, ...] = (),
-        network: bool = False,
-        network_blockable: bool = True,
-    ) -> None:
+    def __init__(self, *, workspace: Path, settings: SandboxSettings | None = None) -> None:
+        self.settings = settings or SandboxSettings()
         self.workspace = workspace.resolve()
         self.temp_dir = Path(tempfile.mkdtemp(prefix="agentcli-session-")).resolve()
         # Removed when the sandbox is collected or, at the latest, when the process exits.
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.temp_dir, ignore_errors=True)
-        self.writable = tuple(p.expanduser().resolve() for p in writable)
-        self.block_network = not network and network_blockable
+        self.writable = _existing_resolved(self.settings.writable)
         self.git = git_dirs(self.workspace)
         config = self.workspace / ".agentcli"
         # It must exist to be made read-only: otherwise a command could create it with rules.
         with contextlib.suppress(OSError):  # if we cannot create it, neither can a command
             config.mkdir(exist_ok=True)
         self.protected = (*self.git, config)
+        home = Path.home()
+        self.hidden = _hidden_paths(home, self.settings)
+        self.readable = _readable_paths(home, self.settings)
+        self.env = environment.scrubbed(
+            os.environ, extra=self.settings.env_scrub, keep=self.settings.env_keep
+        )
         self.limits = SandboxLimits(
             workspace=self.workspace,
             temp_dir=self.temp_dir,
             writable=self.writable,
             protected=self.protected,
-            network_blocked=self.block_network,
+            network_blocked=not self.settings.network,
+            hidden=self.hidden,
         )
 
-    def wrap(self, argv: list[str], *, cwd: Path) -> list[str]:
-        escalation = escalation_for(shell_command_of(argv))
-        writes = [self.workspace, self.temp_dir, *self.writable]
-        read_only = list(self.protected)
-        if escalation.git_write:
-            git_writable = [p for p in self.git if p.is_dir()]
-            writes += git_writable
-            read_only = [p for p in read_only if p not in git_writable]
-        helper = [sys.executable, "-I", "-m", "agentcli.sandbox.exec", "--tmp", str(self.temp_dir)]
-        if self.block_network and not escalation.network:
-            helper.append("--no-network")
-        for path in writes:
-            helper += ["--write", str(path)]
-        for path in read_only:
-            helper += ["--read-only", str(path)]
-        return [*helper, "--", *argv]
+    @property
+    def block_network(self) -> bool:
+        return not self.settings.network
 
-    def explain_failure(self, output: str, exit_code: int) -> str | None:
-        return explain(output, self.limits)
+    def prepare(self, argv: list[str], confinement: Confinement) -> PreparedCommand:
+        """How to run `argv` confined as `confinement` says."""
+        if confinement.profile is Profile.UNCONFINED:
+            return PreparedCommand(argv=argv, env=environment.without_own_credentials(os.environ))
+        options = ["--tmp", str(self.temp_dir)]
+        read_only = list(self.protected)
+        if confinement.profile is Profile.READ_ONLY:
+            writes: list[Path] = [self.temp_dir]
+            options += _each("--read", [self.workspace, *self.readable])
+        else:
+            writes = [self.workspace, self.temp_dir, *self.writable]
+            options.append("--no-read-limit")
+            if confinement.git_write:
+                git_writable = [p for p in self.git if p.is_dir()]
+                writes += git_writable
+                read_only = [p for p in read_only if p not in git_writable]
+            if confinement.network or self.settings.network:
+                options.append("--network")
+        options += _each("--write", [*writes, *map(Path, PRIVATE_WRITABLE), *map(Path, DEVICES)])
+        options += _each("--hide", self.hidden)
+        exposed = [self.workspace, self.temp_dir, *self.writable, *self.readable]
+        exposed += [*self.settings.allow_unix_sockets, *_resolver_files()]
+        options += _each("--expose", exposed)
+        options += _each("--read-only", read_only)
+        options += _each("--socket", self.settings.allow_unix_sockets)
+        return PreparedCommand(argv=helper_argv(options, argv), env=self.env)
+
+    def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
+        return explain(output, self.limits, confinement)
+
+
+def _each(option: str, paths: Iterable[Path | str]) -> list[str]:
+    return [word for path in dict.fromkeys(map(str, paths)) for word in (option, path)]
+
+
+def _existing_resolved(paths: Iterable[Path]) -> tuple[Path, ...]:
+    return tuple(p.expanduser().resolve() for p in paths)
+
+
+def _hidden_paths(home: Path, settings: SandboxSettings) -> tuple[Path, ...]:
+    """What every sandboxed command must not see, resolved (a link is hidden where it leads)."""
+    candidates = [
+        *map(Path, RUNTIME_DIRS),
+        *(home / name for name in SENSITIVE_HOME),
+        *settings.agentcli_dirs,
+        *settings.deny_read,
+        *map(Path, SENSITIVE_SYSTEM),
+        *Path("/etc/ssh").glob("ssh_host_*_key"),
+    ]
+    hidden: list[Path] = []
+    for path in candidates:
+        resolved = path.expanduser().resolve()
+        if resolved not in hidden and (resolved.exists() or path.is_symlink()):
+            hidden.append(resolved)
+    return tuple(hidden)
+
+
+def _readable_paths(home: Path, settings: SandboxSettings) -> tuple[Path, ...]:
+    """The read-only profile's reads beyond the workspace: system dirs, PATH entries (and the
+    tool home above `X/bin`), the running Python, known tool homes, `sandbox.readable`."""
+    paths = [Path(p) for p in SYSTEM_READABLE]
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if not entry or not os.path.isabs(entry):  # noqa: PTH117 - a string from PATH
+            continue  # a relative PATH entry would make the workspace a toolchain
+        directory = Path(entry)
+        paths.append(directory)
+        if directory.name in ("bin", "shims") and directory.parent not in (Path("/"), home):
+            if directory.parent != home / ".local":
+                paths.append(directory.parent)
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+        paths.append(Path(prefix))
+    paths += [home / name for name in HOME_TOOLCHAINS]
+    paths += settings.readable
+    resolved: list[Path] = []
+    for path in paths:
+        with contextlib.suppress(OSError):
+            real = path.expanduser().resolve()
+            if real.exists() and real not in resolved:
+                resolved.append(real)
+    return tuple(resolved)
+
+
+def _resolver_files() -> list[Path]:
+    """/etc/resolv.conf often links into /run, which is hidden: keep the file it points to."""
+    link = Path("/etc/resolv.conf")
+    return [link.resolve()] if link.is_symlink() else []

@@ -1,40 +1,89 @@
 """What this machine's kernel lets the sandbox enforce, found by trying it.
 
-`probe_support()` runs the helper's `--probe` once per process: a forked child confines itself
-on a scratch directory and checks that a write beside `.git` works while writes into `.git` and
-outside fail and a TCP connect to a local listener fails. `sandbox_report()` turns the result
-into lines for `agentcli doctor`.
+`probe_support()` runs the real helper twice on a scratch directory, in the read-only and the
+workspace-write profile, with a small check program inside, and compares what it could do with
+what each profile must allow: writes (workspace, `.git`, outside), reads outside, a hidden
+directory, a PID namespace of its own, the network, a vsock socket. Anything that does not hold
+means no sandbox here: commands then ask (`agentcli.permissions.setup`). The result is kept per
+boot, kernel, Python and helper version in the data dir, so `run` does not pay the ~0.1 s probe
+each time; `sandbox_report()` turns it into lines for `agentcli doctor`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import json
+import os
 import platform
+import socket
 import subprocess
 import sys
-from dataclasses import dataclass
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
-from agentcli.sandbox import landlock
+from agentcli.sandbox import landlock, seccomp
+from agentcli.sandbox.bootstrap import helper_argv, helper_program
 
 PROBE_TIMEOUT_S = 20
+CACHE_FILE = "sandbox-probe.json"
+_CHECK = r"""
+import json, os, sys, _socket
+ws, outside, hidden, port = sys.argv[1:5]
+def can(action):
+    try:
+        action()
+    except OSError:
+        return False
+    return True
+def connect():
+    s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    s.settimeout(3)
+    s.connect(("127.0.0.1", int(port)))
+found = {
+    "write_workspace": can(lambda: open(ws + "/probe-write", "w").close()),
+    "write_git": can(lambda: open(ws + "/.git/probe-write", "w").close()),
+    "write_outside": can(lambda: open(os.path.dirname(outside) + "/probe-write", "w").close()),
+    "read_outside": can(lambda: open(outside).read()),
+    "see_hidden": os.path.exists(hidden + "/secret"),
+    "own_pid_namespace": os.getppid() == 1,
+    "see_other_processes": len([p for p in os.listdir("/proc") if p.isdigit()]) > 3,
+    "network": can(connect),
+    "vsock": can(lambda: _socket.socket(40, _socket.SOCK_STREAM).close()),
+}
+print(json.dumps(found))
+"""
+MUST = {
+    "read-only": {
+        **{"write_workspace": False, "write_git": False, "write_outside": False},
+        **{"read_outside": False, "see_hidden": False, "own_pid_namespace": True},
+        **{"see_other_processes": False, "network": False, "vsock": False},
+    },
+    "workspace-write": {
+        **{"write_workspace": True, "write_git": False, "write_outside": False},
+        **{"read_outside": True, "see_hidden": False, "own_pid_namespace": True},
+        **{"see_other_processes": False, "network": False, "vsock": False},
+    },
+}
+"""What each profile must (True) and must not (False) be able to do, check by check."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SandboxSupport:
     landlock_abi: int
     ok: bool
-    """Writes are confined (workspace, temp dir, configured paths; `.git` read-only)."""
-    network: str
-    """How the network is blocked, or "cannot be blocked"."""
-    read_only: str
-    """How `.git` and `.agentcli` are kept read-only."""
+    """Both profiles hold: commands that would run unasked run sandboxed."""
     problem: str | None = None
     """Why there is no sandbox (when not ok)."""
+    seccomp: bool = False
+    checks: dict[str, dict[str, bool]] = field(default_factory=dict)
+    """Per profile, what the check program inside could do."""
 
     @property
     def network_blockable(self) -> bool:
-        return self.ok and self.network != "cannot be blocked"
+        return self.ok
 
 
 @functools.cache
@@ -49,55 +98,130 @@ def probe_support() -> SandboxSupport:
             f"the kernel ({kernel}) does not offer Landlock (Linux ≥ 5.13 with landlock "
             "in the LSM list, e.g. lsm=landlock,… on the kernel command line)",
         )
+    if not seccomp.available():
+        return _unsupported(abi, "libseccomp (libseccomp.so.2) is not installed")
+    cache = _cache_path()
+    cached = _read_cache(cache)
+    if cached is not None:
+        return cached
+    support = _probe(abi)
+    if support.ok:
+        _write_cache(cache, support)
+    return support
+
+
+def _probe(abi: int) -> SandboxSupport:
+    with tempfile.TemporaryDirectory(prefix="agentcli-probe-") as scratch:
+        root = Path(scratch)
+        workspace, outside, hidden = root / "ws", root / "outside", root / "hidden"
+        for directory in (workspace / ".git", outside, hidden):
+            directory.mkdir(parents=True)
+        (outside / "secret").write_text("x")
+        (hidden / "secret").write_text("x")
+        checks: dict[str, dict[str, bool]] = {}
+        with socket.create_server(("127.0.0.1", 0)) as listener:
+            port = str(listener.getsockname()[1])
+            for profile in MUST:
+                found = _run_check(profile, workspace, outside, hidden, port)
+                if isinstance(found, str):
+                    return _unsupported(abi, f"the sandbox helper failed: {found}")
+                checks[profile] = found
+    for profile, expected in MUST.items():
+        wrong = [name for name, value in expected.items() if checks[profile].get(name) != value]
+        if wrong:
+            return SandboxSupport(
+                landlock_abi=abi,
+                ok=False,
+                problem=f"the {profile} profile does not hold here ({', '.join(wrong)})",
+                seccomp=True,
+                checks=checks,
+            )
+    return SandboxSupport(landlock_abi=abi, ok=True, seccomp=True, checks=checks)
+
+
+def _run_check(
+    profile: str, workspace: Path, outside: Path, hidden: Path, port: str
+) -> dict[str, bool] | str:
+    options = ["--write", str(Path(os.devnull)), "--hide", str(hidden)]
+    options += ["--read-only", str(workspace / ".git"), "--expose", str(workspace)]
+    if profile == "read-only":
+        for path in {sys.prefix, sys.base_prefix, "/usr", "/lib", "/lib64", "/etc", "/proc"}:
+            options += ["--read", path]
+    else:
+        options += ["--write", str(workspace), "--no-read-limit"]
+    command = [sys.executable, "-I", "-S", "-c", _CHECK]
+    command += [str(workspace), str(outside / "secret"), str(hidden), port]
     try:
-        completed = subprocess.run(
-            [sys.executable, "-I", "-m", "agentcli.sandbox.exec", "--probe"],
+        done = subprocess.run(
+            helper_argv(options, command),
+            cwd=workspace,
             capture_output=True,
             text=True,
             timeout=PROBE_TIMEOUT_S,
             check=False,
             stdin=subprocess.DEVNULL,
         )
-        found = json.loads(completed.stdout or "{}")
+        found = json.loads(done.stdout or "null")
     except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
-        return _unsupported(abi, f"the sandbox probe failed: {exc}")
-    if not found.get("ok"):
-        why = found.get("error") or completed.stderr.strip() or "its checks did not hold"
-        return _unsupported(abi, f"Landlock ABI {abi} is present but the sandbox failed: {why}")
-    return SandboxSupport(
-        landlock_abi=abi,
-        ok=True,
-        network=str(found.get("network", "cannot be blocked")),
-        read_only=str(found.get("read_only", "none")),
-    )
+        return str(exc)
+    if not isinstance(found, dict):
+        return done.stderr.strip() or f"exit code {done.returncode}, no report"
+    return {str(k): bool(v) for k, v in found.items()}
 
 
 def _unsupported(abi: int, problem: str) -> SandboxSupport:
-    return SandboxSupport(
-        landlock_abi=abi, ok=False, network="cannot be blocked", read_only="none", problem=problem
-    )
+    return SandboxSupport(landlock_abi=abi, ok=False, problem=problem)
+
+
+def _cache_path() -> Path | None:
+    """Where this boot's result is kept for this kernel, Python and helper."""
+    from agentcli.config import data_home
+
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return None
+    key = "\0".join([boot, platform.release(), sys.executable, helper_program()])
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return data_home() / f"{CACHE_FILE}.{digest}"
+
+
+def _read_cache(path: Path | None) -> SandboxSupport | None:
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text())
+        return SandboxSupport(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _write_cache(path: Path | None, support: SandboxSupport) -> None:
+    if path is None:
+        return
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(asdict(support)))
 
 
 def sandbox_report(support: SandboxSupport | None = None) -> list[str]:
-    """Lines for `agentcli doctor`: what the sandbox enforces here and what auto mode does."""
+    """Lines for `agentcli doctor`: what the sandbox enforces here and what that means."""
     support = support or probe_support()
     kernel = f"{platform.system()} {platform.release()} ({platform.machine()})"
     if not support.ok:
         return [
             f"sandbox: unavailable on {kernel}: {support.problem}",
-            "auto mode: asks before every command that is not a built-in read-only command "
-            "(it never runs commands unsandboxed without asking)",
+            "commands: every command asks, in every mode but yolo, and runs unconfined only "
+            "if you approve it",
         ]
-    lines = [
-        f"sandbox: Landlock ABI {support.landlock_abi} on {kernel}: commands write only to the "
-        "workspace, a session temp dir and configured paths",
-        f"sandbox .git/.agentcli read-only: {support.read_only}",
-        f"sandbox network off: {support.network}",
-        "auto mode: commands run in the sandbox without asking",
+    return [
+        f"sandbox: enforced on {kernel}: Landlock ABI {support.landlock_abi}, user, mount, "
+        "PID, IPC and network namespaces, seccomp",
+        "sandbox read-only profile (unasked read-only commands): reads the workspace and "
+        "system/toolchain dirs only; writes only a private temp dir; no network",
+        "sandbox workspace-write profile (auto mode, allowed and approved commands): writes "
+        "the workspace, $TMPDIR and sandbox.writable; .git read-only unless opened; network "
+        "off unless opened",
+        "sandbox, both: secrets hidden (~/.ssh, ~/.aws, …, agentcli's data), environment "
+        "scrubbed, own PID namespace (nothing outlives a command), no host unix sockets",
     ]
-    if not support.network_blockable:
-        lines.append(
-            "auto mode: note that sandboxed commands can reach the network on this kernel "
-            "(Landlock ABI < 4 and no network namespace)"
-        )
-    return lines

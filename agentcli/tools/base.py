@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.model import ToolSpec
+from agentcli.sandbox.profile import Confinement, PreparedCommand
 from agentcli.tools.output import DEFAULT_OUTPUT_CAP
 
 if TYPE_CHECKING:
@@ -105,6 +106,8 @@ class PermissionTarget:
     rule_class: str
     subject: str
     summary: str
+    outside_sandbox: bool = False
+    """A command the model asks to run outside the OS sandbox: only a person may approve it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,13 +122,13 @@ class ToolOutput:
 
 
 class CommandSandbox(Protocol):
-    """Runs shell commands inside an OS sandbox (see `agentcli.permissions`)."""
+    """Runs commands inside an OS sandbox (see `agentcli.sandbox`)."""
 
-    def wrap(self, argv: list[str], *, cwd: Path) -> list[str]:
-        """The argv that runs `argv` inside the sandbox."""
+    def prepare(self, argv: list[str], confinement: Confinement) -> PreparedCommand:
+        """The argv and environment that run `argv` confined as `confinement` says."""
         ...
 
-    def explain_failure(self, output: str, exit_code: int) -> str | None:
+    def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
         """If a command failed because of the sandbox, a sentence saying so for the model."""
         ...
 
@@ -142,6 +145,9 @@ class ToolContext:
     """Content hash of each file as this session last read or wrote it (stale-read guard)."""
     sandbox: CommandSandbox | None = None
     """When set, shell commands run through it."""
+    confinement: Confinement | None = None
+    """How this call's command runs, as its permission decision said (the runtime sets it on
+    the call's own copy of the context); None when the policy does not confine commands."""
     output_cap: int = DEFAULT_OUTPUT_CAP
     """Maximum characters of one tool result; longer output is cut and spilled to a file."""
     policy: PermissionPolicy | None = None

@@ -14,10 +14,11 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.sandbox.environment import without_own_credentials
 from agentcli.tools.output import CollectedOutput, HeadTailCollector
 
 KILL_GRACE_S = 0.5
@@ -122,26 +123,20 @@ async def _leader_exit(
             await asyncio.wait([reader], timeout=min(_POLL_S * 2.5, remaining))
 
 
-SECRET_VARIABLES = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
-"""agentcli's own credentials: commands the model runs (and checks) never see them."""
-
-
-def command_environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
-
-
 async def run_in_group(
     argv: Sequence[str],
     *,
     cwd: Path,
     timeout_s: float,
     collector: HeadTailCollector,
+    env: Mapping[str, str] | None = None,
 ) -> CommandResult:
+    """Run `argv` (with `env`, default: ours without agentcli's own credentials)."""
     started = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
         *argv,
         cwd=cwd,
-        env=command_environment(),
+        env=dict(env) if env is not None else without_own_credentials(os.environ),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,

@@ -14,7 +14,7 @@ import asyncio
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -37,6 +37,7 @@ from agentcli.permissions import (
     PermissionRequest,
     Prompter,
 )
+from agentcli.sandbox.profile import Confinement
 from agentcli.store import Journal
 from agentcli.store.idempotency import call_once
 from agentcli.tools.base import Resources, Risk, Tool, ToolContext, ToolInput
@@ -50,6 +51,8 @@ class _Ready:
     tool: Tool[Any]
     args: ToolInput
     resources: Resources
+    ctx: ToolContext
+    """The session's context, with this call's confinement (what its permission said)."""
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -167,9 +170,13 @@ class ToolRuntime:
         except Exception as exc:
             self._refuse(record, tool, exc)
             return None
-        if not await self._permitted(tool, record, target, self._preview(tool, args)):
+        permitted, confinement = await self._permitted(
+            tool, record, target, self._preview(tool, args)
+        )
+        if not permitted:
             return None
-        return _Ready(record=record, tool=tool, args=args, resources=resources)
+        ctx = replace(self.ctx, confinement=confinement) if confinement else self.ctx
+        return _Ready(record=record, tool=tool, args=args, resources=resources, ctx=ctx)
 
     def _refuse(self, record: ToolCallRecord, tool: Tool[Any], exc: Exception) -> None:
         """Finish a call whose input or checks failed before permission was asked."""
@@ -206,7 +213,8 @@ class ToolRuntime:
 
     async def _permitted(
         self, tool: Tool[Any], record: ToolCallRecord, target: Any, preview: str = ""
-    ) -> bool:
+    ) -> tuple[bool, Confinement | None]:
+        """Whether the call may run, and how it is confined if it does."""
         verdict = self.policy.decide(tool.risk, target)
         decision, reason = verdict.decision, verdict.reason
         if decision is Decision.ASK:
@@ -222,6 +230,7 @@ class ToolRuntime:
                     suggested_rule=verdict.suggested_rule,
                     preview=preview,
                     reason=verdict.reason,
+                    confinement=verdict.confinement,
                 )
             )
             if answer.answer is Answer.ALWAYS and verdict.suggested_rule:
@@ -234,7 +243,7 @@ class ToolRuntime:
             )
         )
         if decision is Decision.ALLOW:
-            return True
+            return True, verdict.confinement
         hint = (
             f" The user can allow it with --allow '{verdict.suggested_rule}'."
             if verdict.suggested_rule
@@ -248,7 +257,7 @@ class ToolRuntime:
             f"permission denied: {reason}.{hint} Do not retry the same call; "
             "continue without it or explain what you need.",
         )
-        return False
+        return False, None
 
     async def _run_when_free(
         self, item: _Ready, earlier: Sequence[_Ready], limiter: asyncio.Semaphore
@@ -265,7 +274,7 @@ class ToolRuntime:
     async def _call(self, item: _Ready) -> None:
         record = item.record
         try:
-            pre_state = item.tool.pre_state(item.args, self.ctx)
+            pre_state = item.tool.pre_state(item.args, item.ctx)
         except ToolError as exc:  # e.g. the file changed since it was read: nothing ran
             self._finish(record, CallStatus.FAILED, exc.kind, self._cap(record, exc.message))
             return
@@ -284,7 +293,7 @@ class ToolRuntime:
         started = time.monotonic()
         try:
             output = await call_once(
-                item.tool, item.args, self.ctx, record, self.journal.operations
+                item.tool, item.args, item.ctx, record, self.journal.operations
             )
         except ToolError as exc:
             record.duration_s = time.monotonic() - started

@@ -1,8 +1,10 @@
 """`shell`: run a bash command in the workspace root.
 
-Each call is a fresh `bash -c` (through the OS sandbox when the session has one) in its own
-process group with stdin closed; stdout and stderr are interleaved in order and capped head+tail
-with the total line count; on timeout or cancellation the whole group is killed. The exit code is
+Each call is a fresh `bash -c` in its own process group with stdin closed, confined as its
+permission decision says (`ToolContext.confinement`: the read-only or workspace-write sandbox
+profile, or unconfined when yolo or a person approved running it outside); stdout and stderr
+are interleaved in order and capped head+tail with the total line count; on timeout or
+cancellation the whole group is killed. The exit code is
 in the result; a non-zero exit is reported as an error result, except exit 1 of commands for
 which 1 means "no match" or "differs" (grep, rg, diff, cmp, test).
 
@@ -12,6 +14,7 @@ deliberately conservative: anything it does not fully understand is treated as a
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import Field
@@ -19,6 +22,8 @@ from pydantic import Field
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.permissions.commands import is_read_only
 from agentcli.permissions.shell import parse_command
+from agentcli.sandbox.environment import without_own_credentials
+from agentcli.sandbox.profile import LEFTOVERS_NOTE, WORKSPACE_WRITE
 from agentcli.tools.base import (
     EXCLUSIVE,
     PermissionTarget,
@@ -58,6 +63,12 @@ class ShellInput(ToolInput):
         description=f"Seconds before the command is stopped (default {DEFAULT_TIMEOUT_S:g}, "
         f"max {MAX_TIMEOUT_S:g}).",
     )
+    outside_sandbox: bool = Field(
+        default=False,
+        description="Run outside the OS sandbox. Only after the same command failed because "
+        "of the sandbox and cannot work inside it; the user is asked every time, and may say "
+        "no. Say why in your message.",
+    )
 
 
 class Shell(Tool[ShellInput]):
@@ -70,19 +81,26 @@ class Shell(Tool[ShellInput]):
         f"{MAX_TIMEOUT_S:g}) together with every process it started; background processes "
         "still running when it exits are stopped too. Long output keeps its beginning and end; "
         "the middle is saved to a file the result names. A non-zero exit code is reported as "
-        "an error, except exit code 1 of grep, rg, diff, cmp and test. Use read_file, grep and "
-        "glob rather than cat, grep or find to read and search files."
+        "an error, except exit code 1 of grep, rg, diff, cmp and test. Commands run in an OS "
+        "sandbox: writes only in the workspace and $TMPDIR, no network, no access to secrets "
+        "or other processes, unless the user opened more for that command. Use read_file, grep "
+        "and glob rather than cat, grep or find to read and search files."
     )
     input_model = ShellInput
     risk = Risk.EXECUTE
 
     def permission_target(self, args: ShellInput, ctx: ToolContext) -> PermissionTarget:
         summary = args.command if len(args.command) <= 200 else f"{args.command[:200]}…"
-        return PermissionTarget(rule_class="shell", subject=args.command, summary=f"run {summary}")
+        outside = " OUTSIDE the sandbox" if args.outside_sandbox else ""
+        return PermissionTarget(
+            rule_class="shell",
+            subject=args.command,
+            summary=f"run{outside} {summary}",
+            outside_sandbox=args.outside_sandbox,
+        )
 
     def preview(self, args: ShellInput, ctx: ToolContext) -> str:
-        where = " (sandboxed)" if ctx.sandbox is not None else ""
-        return f"$ {args.command}\nin {ctx.workspace}{where}"
+        return f"$ {args.command}\nin {ctx.workspace}"
 
     def resources(self, args: ShellInput, ctx: ToolContext) -> Resources:
         if is_read_only_command(args.command):
@@ -91,12 +109,24 @@ class Shell(Tool[ShellInput]):
 
     async def call(self, args: ShellInput, ctx: ToolContext) -> ToolOutput:
         argv = ["bash", "-c", args.command]
+        env = without_own_credentials(os.environ)
+        confinement = ctx.confinement
         if ctx.sandbox is not None:
-            argv = ctx.sandbox.wrap(argv, cwd=ctx.workspace)
+            prepared = ctx.sandbox.prepare(argv, confinement or WORKSPACE_WRITE)
+            argv, env = prepared.argv, dict(prepared.env)
+        elif confinement is not None and confinement.sandboxed:
+            # The decision said "sandboxed" but there is no sandbox: never run it unconfined.
+            raise ToolError(
+                ToolErrorKind.PERMISSION_DENIED,
+                "this command may only run in the OS sandbox, which this session does not "
+                "have; it did not run",
+            )
         timeout = args.timeout or DEFAULT_TIMEOUT_S
         limit = max(ctx.output_cap - NOTICE_ROOM - HEADER_ROOM, 1000)
         collector = HeadTailCollector(limit, new_spill_path(ctx.data_dir, "shell"))
-        result = await run_in_group(argv, cwd=ctx.workspace, timeout_s=timeout, collector=collector)
+        result = await run_in_group(
+            argv, cwd=ctx.workspace, timeout_s=timeout, collector=collector, env=env
+        )
         output = result.output.text.rstrip("\n") or "(no output)"
         if result.timed_out:
             raise ToolError(
@@ -110,6 +140,13 @@ class Shell(Tool[ShellInput]):
 
 
 def _success(command: str, result: CommandResult, output: str, ctx: ToolContext) -> ToolOutput:
+    sandboxed = ctx.sandbox is not None and (ctx.confinement is None or ctx.confinement.sandboxed)
+    leftovers = result.stopped_leftovers
+    if sandboxed and LEFTOVERS_NOTE in output:
+        # The sandbox's PID 1 stopped them; its note becomes ours.
+        output = output.replace(LEFTOVERS_NOTE + "\n", "").replace(LEFTOVERS_NOTE, "")
+        output = output.rstrip("\n") or "(no output)"
+        leftovers = True
     code = result.exit_code
     assert code is not None
     normal_failure = _EXIT_1_IS_NORMAL.get(_last_program(command)) if code == 1 else None
@@ -121,14 +158,16 @@ def _success(command: str, result: CommandResult, output: str, ctx: ToolContext)
         status = f"exit code {code}"
     header = f"{status}; {result.duration_s:.2f} s; {_size(result)}"
     notes = []
-    if result.stopped_leftovers:
+    if leftovers:
         notes.append(
             "[background processes were still running when the command exited and were "
             "stopped; run a server and its client in one command if you need both]"
         )
     failed = code != 0 and not normal_failure
-    if failed and ctx.sandbox is not None:
-        explanation = ctx.sandbox.explain_failure(result.output.text, code)
+    if failed and ctx.sandbox is not None and sandboxed:
+        explanation = ctx.sandbox.explain_failure(
+            result.output.text, code, ctx.confinement or WORKSPACE_WRITE
+        )
         if explanation:
             notes.append(f"[sandbox: {explanation}]")
     text = "\n".join([header, output, *notes])

@@ -1,7 +1,8 @@
 """TerminalPrompter: asks the user, in the terminal, whether a tool call may run.
 
 It shows the tool, its risk and what will happen (the request's preview — a diff for an edit,
-the command and cwd for shell — or else the target's summary) and takes one key: `y` yes once,
+the command and cwd for shell — or else the target's summary; for a command, how it will run:
+in which sandbox profile, or in red, OUTSIDE the sandbox) and takes one key: `y` yes once,
 `a` always (saved as the suggested rule), `n` no, then an optional reason that goes to the
 model. Requests are asked strictly one at a time. Keys typed before the question appeared are
 discarded so that type-ahead can never answer a permission prompt. Ctrl-C cancels the task.
@@ -120,6 +121,14 @@ class TerminalPrompter:
                 self.previewed.add(request.call_id)
             # Soft wrap: a command or path must never look split into two lines.
             self.console.print(preview_text(request), end="", soft_wrap=True)
+        if request.confinement is not None:
+            unconfined = not request.confinement.sandboxed
+            where = Text("  ⚠ " if unconfined else "  ", style="bold red")
+            where.append(f"runs {request.confinement.describe()}")
+            where.stylize("bold red" if unconfined else "dim")
+            self.console.print(where, soft_wrap=True)
+            if unconfined and request.reason:
+                self.console.print(Text(f"  why: {request.reason}", style="red"), soft_wrap=True)
         options = Text("  y", style="bold")
         options.append(" yes")
         if request.suggested_rule:

@@ -50,7 +50,7 @@ def test_the_rule_is_the_command_prefix_and_matches_next_time(
     command: str, rule: str, next_time: str, tmp_path: Path
 ) -> None:
     policy = build_policy(
-        mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=False, persist=False
+        mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=True, persist=False
     )
     target = PermissionTarget("shell", command, command)
     verdict = policy.decide(Risk.EXECUTE, target)
@@ -73,7 +73,7 @@ def test_the_rule_is_the_command_prefix_and_matches_next_time(
 def test_write_rules_name_the_directory(subject: str, rule: str, tmp_path: Path) -> None:
     assert path_rule("write", subject) == rule
     policy = build_policy(
-        mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=False, persist=False
+        mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=True, persist=False
     )
     verdict = policy.decide(Risk.WRITE, PermissionTarget("write", subject, "write"))
     assert verdict.suggested_rule == rule
@@ -81,7 +81,7 @@ def test_write_rules_name_the_directory(subject: str, rule: str, tmp_path: Path)
 
 def test_compound_commands_remember_every_missing_part(tmp_path: Path) -> None:
     policy = build_policy(
-        mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=False, persist=True
+        mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=True, persist=True
     )
     command = "npm ci && npm run build && ls dist"
     verdict = policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))
@@ -96,7 +96,7 @@ def test_compound_commands_remember_every_missing_part(tmp_path: Path) -> None:
 
 
 def test_always_persists_so_the_next_session_does_not_ask(tmp_path: Path) -> None:
-    first = build_policy(mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=False)
+    first = build_policy(mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=True)
     first.remember("shell(pytest *)")
     first.remember("write(src/**)")
     files = load_file_config(tmp_path)
@@ -104,7 +104,7 @@ def test_always_persists_so_the_next_session_does_not_ask(tmp_path: Path) -> Non
         mode=PermissionMode.DEFAULT,
         file_rules=files.rules,
         workspace=tmp_path,
-        sandbox_available=False,
+        sandbox_available=True,
     )
     shell = PermissionTarget("shell", "pytest -q", "run pytest")
     write = PermissionTarget("write", "src/a/b.py", "write")
@@ -116,7 +116,7 @@ def test_a_rule_that_cannot_be_saved_still_holds_for_the_session(tmp_path: Path)
     set_trusted(tmp_path, True)  # "always" answers go to config.local.toml
     (tmp_path / ".agentcli").mkdir()
     (tmp_path / ".agentcli" / "config.local.toml").write_text("allow = [\n")  # broken TOML
-    policy = build_policy(mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=False)
+    policy = build_policy(mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=True)
     policy.remember("shell(make *)")
     target = PermissionTarget("shell", "make all", "run")
     assert policy.decide(Risk.EXECUTE, target).decision is Decision.ALLOW

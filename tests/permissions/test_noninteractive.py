@@ -139,7 +139,7 @@ def test_the_prompter_never_reads_an_open_stdin_pipe(workspace: Path) -> None:
             builtin_tools(),
             ctx=ToolContext(workspace=ws, data_dir=ws / ".data"),
             policy=build_policy(mode=PermissionMode.DEFAULT, workspace=ws,
-                                sandbox_available=False),
+                                sandbox_available=True),
             prompter=NonInteractivePrompter(),
             journal=MemoryJournal(),
             events=lambda event: None,

@@ -2,8 +2,9 @@
 
 Each row names a tool call (its risk and permission target) and, for each kind of rule, the
 expected decision in the five modes, in the order default, accept-edits, read-only, auto, yolo
-(`a` allow, `?` ask, `d` deny). Auto mode has a working sandbox here; a second table covers auto
-mode without one.
+(`a` allow, `?` ask, `d` deny). There is a working sandbox here; a second table covers a
+machine without one. Which sandbox profile each allowed command gets is in
+`test_confinement.py`.
 """
 
 from __future__ import annotations
@@ -125,35 +126,45 @@ def test_the_table_covers_every_mode_tool_and_rule() -> None:
     assert {c.risk for c in CALLS.values()} == set(Risk)
 
 
-# Auto mode when the kernel cannot sandbox: commands fall back to asking (built-in read-only
-# commands and allow rules still apply, as in default mode); writes are unaffected.
+# Without a sandbox (the kernel cannot, or sandbox.enabled = false), no command runs unasked in
+# any mode but yolo: what would have run sandboxed asks, and runs unconfined if approved. Deny
+# rules still deny; other tools are unaffected.
 NO_SANDBOX = {
     ("shell", "none"): Decision.ASK,
-    ("shell", "allow"): Decision.ALLOW,
-    ("shell read-only", "none"): Decision.ALLOW,
+    ("shell", "allow"): Decision.ASK,
+    ("shell", "allow all"): Decision.ASK,
+    ("shell", "deny"): Decision.DENY,
+    ("shell read-only", "none"): Decision.ASK,
     ("shell substitution", "none"): Decision.ASK,
-    ("shell substitution", "allow all"): Decision.ALLOW,
+    ("shell substitution", "allow all"): Decision.ASK,
     ("shell git write", "none"): Decision.ASK,
     ("write", "none"): Decision.ALLOW,
+    ("read", "none"): Decision.ALLOW,
 }
 
 
 @pytest.mark.parametrize(("name", "kind"), list(NO_SANDBOX))
-def test_auto_mode_without_sandbox(name: str, kind: str, tmp_path: Path) -> None:
+def test_without_a_sandbox_commands_ask(name: str, kind: str, tmp_path: Path) -> None:
     call = CALLS[name]
-    policy = build_policy(
-        mode=PermissionMode.AUTO,
-        file_rules=_rules(kind, call),
-        workspace=tmp_path,
-        sandbox_available=False,
-        sandbox_problem="the kernel has no Landlock",
-        persist=False,
-    )
-    verdict = policy.decide(call.risk, PermissionTarget(call.rule_class, call.subject, name))
-    assert verdict.decision is NO_SANDBOX[(name, kind)], verdict.reason
+    shell = call.rule_class == "shell"
+    modes = (PermissionMode.DEFAULT, PermissionMode.ACCEPT_EDITS, PermissionMode.AUTO)
+    for mode in modes if shell else (PermissionMode.AUTO,):  # auto allows writes by itself
+        policy = build_policy(
+            mode=mode,
+            file_rules=_rules(kind, call),
+            workspace=tmp_path,
+            sandbox_available=False,
+            sandbox_problem="the kernel has no Landlock",
+            persist=False,
+        )
+        verdict = policy.decide(call.risk, PermissionTarget(call.rule_class, call.subject, name))
+        assert verdict.decision is NO_SANDBOX[(name, kind)], (mode, verdict.reason)
+        if call.rule_class == "shell" and verdict.decision is Decision.ASK:
+            assert verdict.confinement is not None and not verdict.confinement.sandboxed
+            assert verdict.suggested_rule is None  # no rule can allow an unconfined command
 
 
-def test_auto_mode_without_sandbox_says_why_once(tmp_path: Path) -> None:
+def test_without_a_sandbox_it_says_why_once(tmp_path: Path) -> None:
     policy = build_policy(
         mode=PermissionMode.AUTO,
         workspace=tmp_path,

@@ -22,7 +22,7 @@ def decide(command: str, *, allow: list[str], tmp_path: Path, mode: str = "defau
         mode=PermissionMode(mode),
         flag_allow=allow,
         workspace=tmp_path,
-        sandbox_available=False,
+        sandbox_available=True,
         persist=False,
     )
     return policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command)).decision
@@ -193,7 +193,7 @@ def test_deny_rules_reach_into_substitutions_wrappers_and_unparsable_commands(
         mode=PermissionMode.YOLO,
         flag_deny=["shell(curl *)"],
         workspace=tmp_path,
-        sandbox_available=False,
+        sandbox_available=True,
         persist=False,
     )
     for command in (
@@ -307,7 +307,7 @@ def test_whatever_follows_echo_a_narrow_rule_allows_only_echo(suffix: str) -> No
         mode=PermissionMode.DEFAULT,
         flag_allow=["shell(echo *)"],
         workspace=Path("/nonexistent-workspace"),
-        sandbox_available=False,
+        sandbox_available=True,
         persist=False,
     )
     verdict = policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))
@@ -350,7 +350,7 @@ def test_reads_outside_the_workspace_ask(command: str, mode: str, tmp_path: Path
         mode=PermissionMode(mode),
         flag_deny=["read(secrets/**)"],
         workspace=workspace,
-        sandbox_available=False,
+        sandbox_available=True,
         persist=False,
     )
     verdict = policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))
@@ -369,7 +369,7 @@ def test_a_read_deny_rule_denies_shell_readers(command: str, mode: str, tmp_path
         mode=PermissionMode(mode),
         flag_deny=["read(secrets/**)"],
         workspace=tmp_path,
-        sandbox_available=False,
+        sandbox_available=True,
         persist=False,
     )
     verdict = policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))

@@ -14,6 +14,7 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from agentcli.permissions import Answer, PermissionRequest
+from agentcli.sandbox.profile import UNCONFINED, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.tools.base import PermissionTarget, Risk
 from agentcli.ui.prompter import TerminalPrompter
 
@@ -146,3 +147,38 @@ async def test_questions_are_asked_one_at_a_time() -> None:
         )
     assert (first.answer, second.answer) == (Answer.YES, Answer.NO)
     assert trace == ["show", "done", "show", "done"]
+
+
+@pytest.mark.parametrize(
+    ("confinement", "shown", "alarm"),
+    [
+        (WORKSPACE_WRITE, "runs in the sandbox (workspace writes only, no network)", False),
+        (
+            Confinement(profile=Profile.WORKSPACE_WRITE, network=True),
+            "runs in the sandbox, with the network opened",
+            False,
+        ),
+        (UNCONFINED, "⚠ runs OUTSIDE the sandbox (unconfined", True),
+    ],
+)
+async def test_the_prompt_says_how_the_command_will_run(
+    confinement: Confinement, shown: str, alarm: bool
+) -> None:
+    con, out = console()
+    asked = PermissionRequest(
+        call_id="call-1",
+        tool="shell",
+        risk=Risk.EXECUTE,
+        target=PermissionTarget(rule_class="shell", subject="make", summary="run make"),
+        suggested_rule=None,
+        preview="$ make\nin /w",
+        reason="it asks to run OUTSIDE the sandbox, unconfined",
+        confinement=confinement,
+    )
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput())
+        pipe.send_text("n\r")
+        await asyncio.wait_for(prompter.ask(asked), 5)
+    text = out.getvalue()
+    assert shown in text
+    assert ("why: it asks to run OUTSIDE" in text) is alarm

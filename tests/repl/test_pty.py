@@ -179,19 +179,25 @@ def test_without_api_key_the_repl_opens_and_says_what_is_missing(
     assert server.requests == []
 
 
-def alive(pid: int) -> bool:
-    """Running (a zombie waiting for a reaper counts as gone: it runs nothing)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return fields[0] != "Z"
+def running(marker: str) -> list[int]:
+    """Processes (not zombies) whose command line holds `marker`. A sandboxed command's pids
+    are its own PID namespace's, so it is found by what it runs, not by a pid it reports."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if marker.encode() in cmdline.replace(b"\0", b" ") and state != "Z":
+            found.append(int(entry.name))
+    return found
 
 
 def test_permission_prompt_then_ctrl_c_kills_the_running_command(
     workspace: Path, server: FakeMessagesServer
 ) -> None:
-    command = "echo $$ > shell.pid; sleep 300 & echo $! > sleep.pid; wait"
+    command = "sleep 300.4321 & echo started > started; wait"
     server.push(
         stream_message([text("Starting it."), tool_use("shell", {"command": command})]),
         stream_message([text("Understood, I stopped.")]),
@@ -204,13 +210,11 @@ def test_permission_prompt_then_ctrl_c_kills_the_running_command(
     term.expect(f"in {workspace}")
     term.expect("allow? [y/")
     term.send("y")
-    wait_for(lambda: (workspace / "sleep.pid").exists(), "the command to start")
-    wait_for(lambda: (workspace / "sleep.pid").read_text().strip() != "", "the pid file")
-    pids = [int((workspace / name).read_text()) for name in ("shell.pid", "sleep.pid")]
-    assert all(alive(pid) for pid in pids)
+    wait_for(lambda: (workspace / "started").exists(), "the command to start")
+    wait_for(lambda: bool(running("sleep 300.4321")), "the sleep to run")
     term.send("\x03")
     term.expect("task cancelled")
-    wait_for(lambda: not any(alive(pid) for pid in pids), "the command's processes to end", 10)
+    wait_for(lambda: not running("300.4321"), "the command's processes to end", 10)
     term.prompt()
     term.send("ok?\r")
     term.expect("Understood, I stopped.")

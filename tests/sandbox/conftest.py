@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.permissions.confine import escalated
+from agentcli.permissions.shell import parse_command
 from agentcli.sandbox import landlock
-from agentcli.sandbox.runner import LandlockSandbox
+from agentcli.sandbox.profile import Confinement
+from agentcli.sandbox.runner import OsSandbox
 
 LANDLOCK_ABI = landlock.abi_version()
 requires_landlock = pytest.mark.skipif(
@@ -51,26 +54,31 @@ def repo(workspace: Path) -> Path:
 
 
 @pytest.fixture
-def sandbox(workspace: Path) -> LandlockSandbox:
-    return LandlockSandbox(workspace=workspace)
+def sandbox(workspace: Path) -> OsSandbox:
+    return OsSandbox(workspace=workspace)
 
 
 @pytest.fixture
 def run() -> Run:
-    """Run `bash -c COMMAND` through a sandbox, in its workspace, stdin closed."""
+    """Run `bash -c COMMAND` through a sandbox, in its workspace, stdin closed, confined as
+    given (default: as the policy would confine an approved command, `escalated`)."""
 
     def runner(
-        box: LandlockSandbox, command: str, env: dict[str, str] | None = None
+        box: OsSandbox,
+        command: str,
+        env: dict[str, str] | None = None,
+        confinement: Confinement | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        argv = box.wrap(["bash", "-c", command], cwd=box.workspace)
+        confined = confinement or escalated(parse_command(command))
+        prepared = box.prepare(["bash", "-c", command], confined)
         return subprocess.run(
-            argv,
+            prepared.argv,
             cwd=box.workspace,
             capture_output=True,
             text=True,
             timeout=60,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, **GIT_ENV, **(env or {})},
+            env={**prepared.env, **GIT_ENV, **(env or {})},
             check=False,
         )
 

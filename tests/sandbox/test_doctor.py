@@ -27,7 +27,7 @@ def test_doctor_reports_setup_and_sandbox(workspace: Path) -> None:
     assert "sk-ant-secret-value" not in out + proc.stderr
     assert "git: git version" in out
     assert "ripgrep: " in out
-    assert "sandbox: " in out and "auto mode: " in out
+    assert "sandbox: " in out and "read-only profile" in out
 
 
 def test_doctor_does_not_import_the_sdk(workspace: Path) -> None:

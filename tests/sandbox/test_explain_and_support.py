@@ -9,18 +9,20 @@ import pytest
 
 from agentcli.config import FileConfig
 from agentcli.permissions import PermissionMode
+from agentcli.permissions.confine import escalated
 from agentcli.permissions.setup import build_permissions
+from agentcli.permissions.shell import parse_command
 from agentcli.sandbox.explain import SandboxLimits, explain
-from agentcli.sandbox.runner import Escalation, escalation_for, shell_command_of
+from agentcli.sandbox.profile import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.sandbox.support import SandboxSupport, probe_support, sandbox_report
 from agentcli.tools.base import ToolContext
 from agentcli.tools.shell import Shell, ShellInput
 from tests.sandbox.conftest import LANDLOCK_ABI, requires_landlock
 
-GIT = Escalation(git_write=True)
-NET = Escalation(network=True)
-BOTH = Escalation(git_write=True, network=True)
-NONE = Escalation()
+GIT = Confinement(profile=Profile.WORKSPACE_WRITE, git_write=True)
+NET = Confinement(profile=Profile.WORKSPACE_WRITE, network=True)
+BOTH = Confinement(profile=Profile.WORKSPACE_WRITE, git_write=True, network=True)
+NONE = WORKSPACE_WRITE
 
 
 @pytest.mark.parametrize(
@@ -48,15 +50,8 @@ NONE = Escalation()
         ("time git commit", NONE),
     ],
 )
-def test_escalation_only_when_every_part_needs_it(command: str, expected: Escalation) -> None:
-    assert escalation_for(command) == expected
-
-
-def test_the_command_string_is_found_in_the_shell_argv() -> None:
-    assert shell_command_of(["bash", "-c", "ls"]) == "ls"
-    assert shell_command_of(["/bin/bash", "-lc", "ls"]) == "ls"
-    assert shell_command_of(["python", "-c", "x"]) == ""
-    assert shell_command_of(["bash", "script.sh"]) == ""
+def test_escalation_only_when_every_part_needs_it(command: str, expected: Confinement) -> None:
+    assert escalated(parse_command(command)) == expected
 
 
 LIMITS = SandboxLimits(
@@ -86,7 +81,7 @@ LIMITS = SandboxLimits(
     ],
 )
 def test_sandbox_failures_are_explained(output: str, expected: str) -> None:
-    note = explain(output, LIMITS)
+    note = explain(output, LIMITS, WORKSPACE_WRITE)
     assert note is not None
     assert expected in note
     if "agentcli sandbox:" not in output:
@@ -103,14 +98,46 @@ def test_sandbox_failures_are_explained(output: str, expected: str) -> None:
     ],
 )
 def test_other_failures_are_not_blamed_on_the_sandbox(output: str) -> None:
-    assert explain(output, LIMITS) is None
+    assert explain(output, LIMITS, WORKSPACE_WRITE) is None
+
+
+def test_a_missing_path_in_a_hidden_place_is_explained() -> None:
+    limits = SandboxLimits(
+        workspace=Path("/work/ws"),
+        temp_dir=Path("/tmp/agentcli-session-x"),
+        writable=(),
+        protected=(),
+        network_blocked=True,
+        hidden=(Path("/tmp"), Path("/home/u/.ssh")),
+    )
+    for output in (
+        "cat: /home/u/.ssh/id_rsa: No such file or directory",
+        "bash: /tmp/build/x: No such file or directory",
+    ):
+        note = explain(output, limits, WORKSPACE_WRITE) or ""
+        assert "the sandbox hides" in note, output
+    assert (
+        explain(
+            "cat: /tmp/agentcli-session-x/a: No such file or directory", limits, WORKSPACE_WRITE
+        )
+        is None
+    )
+    assert explain("cat: src/a.py: No such file or directory", limits, WORKSPACE_WRITE) is None
+
+
+def test_read_only_profile_failures_say_why_it_was_read_only() -> None:
+    note = explain("touch: cannot touch 'x': Read-only file system", LIMITS, READ_ONLY) or ""
+    assert "read-only sandbox" in note and "outside_sandbox" in note
+    assert explain("FAILED test_x", LIMITS, READ_ONLY) is None
 
 
 def test_network_errors_are_not_blamed_when_the_network_is_on() -> None:
     limits = SandboxLimits(
         workspace=Path("/w"), temp_dir=Path("/t"), writable=(), protected=(), network_blocked=False
     )
-    assert explain("curl: (7) Couldn't connect to server", limits) is None
+    assert explain("curl: (7) Couldn't connect to server", limits, WORKSPACE_WRITE) is None
+    opened = Confinement(profile=Profile.WORKSPACE_WRITE, network=True)
+    assert explain("curl: (7) Couldn't connect to server", LIMITS, opened) is None
 
 
 def test_doctor_lines_say_what_is_enforced() -> None:
@@ -118,10 +145,9 @@ def test_doctor_lines_say_what_is_enforced() -> None:
     assert lines[0].startswith("sandbox:")
     if LANDLOCK_ABI >= 1:
         assert f"Landlock ABI {LANDLOCK_ABI}" in lines[0]
-        assert any("network off" in line for line in lines)
-    missing = SandboxSupport(
-        landlock_abi=0, ok=False, network="cannot be blocked", read_only="none", problem="no LSM"
-    )
+        assert any("no network" in line for line in lines)
+        assert any("PID namespace" in line for line in lines)
+    missing = SandboxSupport(landlock_abi=0, ok=False, problem="no LSM")
     unavailable = sandbox_report(missing)
     assert "unavailable" in unavailable[0] and "no LSM" in unavailable[0]
     assert "asks" in unavailable[1]
@@ -132,31 +158,38 @@ def test_this_kernel_passes_the_probe() -> None:
     support = probe_support()
     assert support.ok, support.problem
     assert support.landlock_abi == LANDLOCK_ABI
-    assert support.network_blockable == (support.network != "cannot be blocked")
+    assert support.checks["read-only"]["write_workspace"] is False
+    assert support.checks["workspace-write"]["write_workspace"] is True
 
 
 @requires_landlock
-def test_auto_mode_sandboxes_and_yolo_does_not(workspace: Path) -> None:
-    auto = build_permissions(
-        mode=PermissionMode.AUTO, allow=[], deny=[], files=FileConfig(), workspace=workspace
+@pytest.mark.parametrize(
+    "mode",
+    [
+        PermissionMode.DEFAULT,
+        PermissionMode.ACCEPT_EDITS,
+        PermissionMode.READ_ONLY,
+        PermissionMode.AUTO,
+    ],
+)
+def test_every_mode_but_yolo_sandboxes(workspace: Path, mode: PermissionMode) -> None:
+    session = build_permissions(
+        mode=mode, allow=[], deny=[], files=FileConfig(), workspace=workspace
     )
-    assert auto.sandbox is not None and auto.policy.sandbox_available
+    assert session.sandbox is not None and session.policy.sandbox_available
     assert (workspace / ".agentcli").is_dir()
+    off = FileConfig(values={"sandbox.enabled": False, "permissions.denial_limit": 5})
+    disabled = build_permissions(mode=mode, allow=[], deny=[], files=off, workspace=workspace)
+    assert disabled.sandbox is None and not disabled.policy.sandbox_available
+    assert disabled.denial_limit == 5
+    assert any("every command will ask" in notice for notice in disabled.notices)
+
+
+def test_yolo_has_no_sandbox(workspace: Path) -> None:
     yolo = build_permissions(
         mode=PermissionMode.YOLO, allow=[], deny=[], files=FileConfig(), workspace=workspace
     )
-    assert yolo.sandbox is None
-    off = FileConfig(values={"sandbox.enabled": False})
-    disabled = build_permissions(
-        mode=PermissionMode.AUTO, allow=[], deny=[], files=off, workspace=workspace
-    )
-    assert disabled.sandbox is None and not disabled.policy.sandbox_available
-    assert any("auto mode will ask" in notice for notice in disabled.notices)
-    default_on = FileConfig(values={"sandbox.enabled": True, "permissions.denial_limit": 5})
-    default = build_permissions(
-        mode=PermissionMode.DEFAULT, allow=[], deny=[], files=default_on, workspace=workspace
-    )
-    assert default.sandbox is not None and default.denial_limit == 5
+    assert yolo.sandbox is None and not yolo.notices
 
 
 @requires_landlock
@@ -167,7 +200,7 @@ async def test_the_shell_tool_runs_sandboxed_and_tells_the_model(
         mode=PermissionMode.AUTO, allow=[], deny=[], files=FileConfig(), workspace=workspace
     )
     ctx = ToolContext(workspace=workspace, data_dir=tmp_path / "data", sandbox=permissions.sandbox)
-    target = tmp_path / "outside.txt"
+    target = Path("/etc/agentcli-probe-outside.txt")
     output = await Shell().call(ShellInput(command=f"echo hi > {target}"), ctx)
     assert output.is_error
     assert not target.exists()

