@@ -21,7 +21,7 @@ QUICK = sorted({p.stem for p in (ROOT / "bench").glob("bench_*.py")} - set(SLOW)
 
 
 def test_every_benchmark_is_either_run_or_imported_here() -> None:
-    assert set(QUICK) == {"bench_cost", "bench_journal", "bench_loop"}
+    assert set(QUICK) == {"bench_cost", "bench_journal", "bench_loop", "bench_snapshot"}
 
 
 @pytest.mark.parametrize("name", SLOW)
