@@ -23,6 +23,9 @@ from agentcli.errors import UsageError
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 RULE_KEYS = ("allow", "ask", "deny")
+SECRET_VARIABLES = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
+"""agentcli's own credentials: no program it starts (the model's commands, acceptance checks,
+its own git) ever sees them."""
 
 
 def resolve_workspace(cwd: Path | None) -> Path:

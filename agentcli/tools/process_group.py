@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.config import SECRET_VARIABLES
 from agentcli.tools.output import CollectedOutput, HeadTailCollector
 
 KILL_GRACE_S = 0.5
@@ -120,10 +121,6 @@ async def _leader_exit(
             await asyncio.sleep(min(_POLL_S, remaining))
         else:
             await asyncio.wait([reader], timeout=min(_POLL_S * 2.5, remaining))
-
-
-SECRET_VARIABLES = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
-"""agentcli's own credentials: commands the model runs (and checks) never see them."""
 
 
 def command_environment() -> dict[str, str]:
