@@ -88,10 +88,12 @@ def run() -> list[tuple[str, str]]:
 
 
 def _measure(root: Path) -> list[tuple[str, str]]:
+    from agentcli.owngit import find_repo
     from agentcli.snapshots import take_snapshot
 
-    assert take_snapshot(root).version.startswith("git:")
-    ours = _median_ms(lambda: take_snapshot(root))
+    repo = find_repo(root)  # once, as a session decides at its start
+    assert take_snapshot(root, repo).version.startswith("git:")
+    ours = _median_ms(lambda: take_snapshot(root, repo))
     floor = _median_ms(lambda: _plain_git_tree(root, keep_index=True))
     uncached = _median_ms(lambda: _plain_git_tree(root, keep_index=False))
     label = f"git repo of {REPO_FILES} files ({CHANGED} modified, {CHANGED} untracked)"
