@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.config import data_home
-from agentcli.owngit.command import find_git, run_git
+from agentcli.owngit.command import NO_REPOSITORY, GitError, find_git, run_git
 from agentcli.owngit.discover import Layout, last_value, locate, settle, user_config
 
 OBJECT_FORMATS = ("sha1", "sha256")
@@ -252,6 +252,19 @@ def find_repo(workspace: Path) -> OwnRepo | None:
     if workspace.resolve() != layout.work_tree and repo.ignores(workspace.resolve()):
         return None
     return repo
+
+
+def git_version(workspace: Path) -> str:
+    """`git --version` of the git agentcli's own calls would use for `workspace` (`doctor`)."""
+    found = locate(workspace)
+    git = find_git(outside=found.directory if found is not None else workspace.resolve())
+    if git is None:
+        return "not found"
+    try:
+        done = run_git(git, ["--version"], git_dir=NO_REPOSITORY, cwd=Path("/"))
+    except GitError:
+        return "not working"
+    return done.stdout.decode(errors="replace").strip() or "not working"
 
 
 def private_dir_for(work_tree: Path) -> Path:
