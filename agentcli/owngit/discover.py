@@ -104,6 +104,8 @@ def _gitfile_target(dotgit: Path) -> Path | None:
 
 def _common_dir(git_dir: Path) -> Path:
     pointer = git_dir / "commondir"
+    if not pointer.is_file():  # also: never open a FIFO planted there (it would block)
+        return git_dir
     try:
         value = pointer.read_text(errors="replace").strip()
     except OSError:

@@ -301,7 +301,9 @@ def _settings(layout: Layout, git: str) -> tuple[str, ...]:
     if excludes is None:
         excludes = last_value(user_config(git), "core.excludesfile")
     if excludes:
-        pairs.append(("core.excludesFile", excludes))
+        path = layout.work_tree / Path(excludes).expanduser()
+        if path.is_file():  # a FIFO or device named there would hang or flood git
+            pairs.append(("core.excludesFile", str(path)))
     return tuple(arg for key, value in pairs for arg in ("-c", f"{key}={value}"))
 
 
@@ -317,10 +319,12 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 
 def _sync_file(source: Path, copy: Path) -> None:
-    """Make `copy` hold `source`'s bytes (or not exist when `source` does not)."""
+    """Make `copy` hold `source`'s bytes (or not exist when `source` is no regular file)."""
     try:
-        data = source.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        data = source.read_bytes() if source.is_file() else None
+    except OSError:
+        data = None
+    if data is None:
         copy.unlink(missing_ok=True)
         return
     try:

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from agentcli.owngit import decide, find_repo
-from agentcli.snapshots import take_snapshot
+from agentcli.snapshots import changed_files, take_snapshot
 from agentcli.store.db import connect
 from agentcli.store.sqlite import SqliteJournal
 from agentcli.tasks import TaskState
@@ -213,3 +213,29 @@ async def test_undo_survives_gc_in_the_repository_and_tidying(tmp_path: Path) ->
     code, out, err = undo(repo)
     assert (code, err) == (0, ""), out
     assert (repo / "staged.txt").read_text() == "staged v1\n"
+
+
+def test_ignored_files_stay_out_as_the_repository_and_the_user_ignore_them(
+    tmp_path: Path,
+) -> None:
+    """`.gitignore`, the repository's `info/exclude` and the user's global `core.excludesFile`
+    (read as data) keep files out of snapshots, as git would; an excludes file the repository's
+    config names that is no regular file (a FIFO would block git) is left unread."""
+    repo = committed(tmp_path / "ignores")
+    (repo / ".git" / "info" / "exclude").write_text("excluded-by-info.txt\n")
+    user_ignore = tmp_path / "user-ignore"
+    user_ignore.write_text("excluded-by-user.txt\n")
+    with Path(os.environ["GIT_CONFIG_GLOBAL"]).open("a") as config:
+        config.write(f"[core]\n\texcludesFile = {user_ignore}\n")
+    own = find_repo(repo)
+    assert own is not None
+    before = take_snapshot(repo, own)
+    for name in ("excluded-by-info.txt", "excluded-by-user.txt", "kept.txt"):
+        (repo / name).write_text("x\n")
+    assert changed_files(before, take_snapshot(repo, own), repo) == ["kept.txt"]
+    fifo = repo / "pipe"
+    os.mkfifo(fifo)
+    plain_git(repo, "config", "core.excludesFile", str(fifo))
+    own = find_repo(repo)
+    assert own is not None
+    assert take_snapshot(repo, own).version.startswith("git:")  # returns: nothing opened it
