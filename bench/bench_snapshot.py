@@ -2,6 +2,8 @@
 
 A repository of REPO_FILES committed files (~4 kB each), a few of them modified and a few untracked:
 - `take_snapshot`: what agentcli pays at the start and end of every task, and per check;
+- `find_repo`: deciding, once per session, that the workspace is a repository (reads its
+  config as data, prepares agentcli's private git dir);
 - the floor: `git add --all` + `git write-tree` into a copy of the repository's index, run
   directly (git's stat cache: unchanged files are not read);
 - without the stat cache: the same into an empty index (every file read and hashed), which is
@@ -94,11 +96,13 @@ def _measure(root: Path) -> list[tuple[str, str]]:
     repo = find_repo(root)  # once, as a session decides at its start
     assert take_snapshot(root, repo).version.startswith("git:")
     ours = _median_ms(lambda: take_snapshot(root, repo))
+    decision = _median_ms(lambda: find_repo(root))
     floor = _median_ms(lambda: _plain_git_tree(root, keep_index=True))
     uncached = _median_ms(lambda: _plain_git_tree(root, keep_index=False))
     label = f"git repo of {REPO_FILES} files ({CHANGED} modified, {CHANGED} untracked)"
     return [
         (f"take_snapshot, {label}", f"median {ours:.1f} ms ({ours / floor:.2f}x plain git)"),
+        ("find_repo (once per session: the git decision)", f"median {decision:.1f} ms"),
         ("plain git add --all + write-tree, copied index", f"median {floor:.1f} ms"),
         ("the same into an empty index (no stat cache)", f"median {uncached:.1f} ms"),
     ]
