@@ -89,6 +89,8 @@ class Checkpointer:
         except Exception as exc:
             _record_failure(self.conn, task_id, self.workspace, exc)
         if self.git.repo is not None:
+            # The private git dir's scratch objects are never collected by anyone else; what
+            # this checkpoint needs was just copied out of their reach (keep_for_undo).
             with contextlib.suppress(OSError):
                 self.git.repo.tidy()
 
