@@ -9,6 +9,7 @@ again, no stable version was verified and the task cannot succeed.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 import tempfile
@@ -20,6 +21,7 @@ from pathlib import Path
 from agentcli.errors import UsageError
 from agentcli.events import AcceptanceFinished, AcceptanceStarted, EventSink, Notice
 from agentcli.ids import new_id
+from agentcli.owngit import find_repo
 from agentcli.sandbox.profile import WORKSPACE_WRITE
 from agentcli.snapshots import Snapshot, SnapshotError, take_snapshot
 from agentcli.tasks import CheckEvidence
@@ -162,11 +164,15 @@ async def run_acceptance(
     *,
     sandbox: CommandSandbox | None = None,
     spill_dir: Path | None = None,
-    snapshot: Snapshotter = take_snapshot,
+    snapshot: Snapshotter | None = None,
 ) -> AcceptanceReport:
     """Run every check on the current artifact version. Full outputs of long checks are saved
-    under `spill_dir` (default: a temporary directory)."""
+    under `spill_dir` (default: a temporary directory). `snapshot` takes the artifact version
+    by the session's decision about git; without one, that decision is made now, once."""
     spill = spill_dir or Path(tempfile.mkdtemp(prefix="agentcli-acceptance-"))
+    if snapshot is None:
+        repo = await asyncio.to_thread(find_repo, workspace)
+        snapshot = functools.partial(take_snapshot, repo=repo)
     try:
         return await _run_on_versions(settings, workspace, events, sandbox, spill, snapshot)
     except SnapshotError as exc:

@@ -1,9 +1,14 @@
 """Undo checkpoints: the workspace before a task's first change and when the task ended.
 
 In a git repository a checkpoint is a commit object of the whole working copy (tracked and
-untracked, non-ignored files), written through a temporary index and kept under the private ref
-`refs/agentcli/checkpoints/<task id>`: the user's index, HEAD and branches are never touched.
-When the task ends, a second commit (parent: the first) records the end state under the same ref.
+untracked, non-ignored files), written by agentcli's own git in its private git dir
+(`agentcli.owngit`) under the ref `refs/agentcli/checkpoints/<task id>` there: the repository's
+index, HEAD, branches and object store are never touched, and nothing it configures runs. When
+the task ends, a second commit (parent: the first) records the end state under the same ref, and
+every object undo will read is copied where no garbage collection reaches it. Checkpoints that
+older versions of agentcli kept in the repository itself are read through the private dir's
+alternates, so they can still be undone. Whether the workspace is a repository at all is the
+session's decision (`owngit.RepoDecision`), never re-made here.
 
 Outside git a checkpoint is a manifest (path -> sha256) of the workspace plus the content of
 every file, stored in the journal, when the tree is small (`MAX_FILES`, `MAX_BYTES`). A larger
@@ -27,18 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcli.snapshots import file_hash, file_manifest, find_repo, write_worktree_tree
+from agentcli.owngit import GitError, OwnRepo, RepoDecision, decide
+from agentcli.snapshots import file_hash, file_manifest
 from agentcli.store.db import transaction
 
 MAX_FILES = 5_000
 MAX_BYTES = 50 * 1024 * 1024
 REF_PREFIX = "refs/agentcli/checkpoints/"
-_IDENTITY = {
-    "GIT_AUTHOR_NAME": "agentcli",
-    "GIT_AUTHOR_EMAIL": "agentcli@localhost",
-    "GIT_COMMITTER_NAME": "agentcli",
-    "GIT_COMMITTER_EMAIL": "agentcli@localhost",
-}
 
 
 class UndoError(Exception):
@@ -62,9 +62,10 @@ class UndoResult:
 class Checkpointer:
     """Takes a task's checkpoints; attached to the journal (`SqliteJournal.checkpoints`)."""
 
-    def __init__(self, conn: sqlite3.Connection, workspace: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, git: RepoDecision) -> None:
         self.conn = conn
-        self.workspace = workspace.resolve()
+        self.git = git
+        self.workspace = git.workspace
         self._complete: dict[str, bool] = {}
 
     def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None:
@@ -84,16 +85,21 @@ class Checkpointer:
         if row is None or row["ended_at"] is not None:
             return
         try:
-            finish_checkpoint(self.conn, row)
+            finish_checkpoint(self.conn, row, self.git)
         except Exception as exc:
             _record_failure(self.conn, task_id, self.workspace, exc)
+        if self.git.repo is not None:
+            # The private git dir's scratch objects are never collected by anyone else; what
+            # this checkpoint needs was just copied out of their reach (keep_for_undo).
+            with contextlib.suppress(OSError):
+                self.git.repo.tidy()
 
     def _begin(self, task_id: str) -> bool:
-        repo = find_repo(self.workspace)
+        repo = self.git.repo
         now = time.time()
         if repo is not None:
-            commit = _commit_worktree(repo, f"agentcli checkpoint before task {task_id}", None)
-            repo.git.update_ref(REF_PREFIX + task_id, commit)
+            commit = repo.commit(repo.write_tree(), f"agentcli checkpoint before task {task_id}")
+            repo.set_ref(REF_PREFIX + task_id, commit)
             self.conn.execute(
                 "INSERT INTO checkpoints (task_id, workspace, kind, start_ref, created_at) "
                 "VALUES (?, ?, 'git', ?, ?)",
@@ -128,12 +134,6 @@ class Checkpointer:
         )
 
 
-def _commit_worktree(repo: Any, message: str, parent: str | None) -> str:
-    tree = write_worktree_tree(repo)
-    args = [tree, "-m", message] + (["-p", parent] if parent else [])
-    return str(repo.git.commit_tree(*args, env=_IDENTITY)).strip()
-
-
 def _manifest_with_contents(
     conn: sqlite3.Connection, workspace: Path
 ) -> tuple[dict[str, str] | None, bool]:
@@ -162,17 +162,17 @@ def _checkpoint_row(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row | Non
     return row
 
 
-def finish_checkpoint(conn: sqlite3.Connection, row: sqlite3.Row) -> None:
+def finish_checkpoint(conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecision) -> None:
     """Record the end state of a checkpointed task (also used by crash recovery)."""
     workspace = Path(row["workspace"])
     if row["kind"] == "git":
-        repo = find_repo(workspace)
+        repo = git.repo_for(workspace)
         if repo is None:
             return
-        commit = _commit_worktree(
-            repo, f"agentcli checkpoint after task {row['task_id']}", row["start_ref"]
-        )
-        repo.git.update_ref(REF_PREFIX + row["task_id"], commit)
+        message = f"agentcli checkpoint after task {row['task_id']}"
+        commit = repo.commit(repo.write_tree(), message, row["start_ref"])
+        repo.set_ref(REF_PREFIX + row["task_id"], commit)
+        repo.keep_for_undo(row["start_ref"], commit)
         conn.execute(
             "UPDATE checkpoints SET end_ref = ?, ended_at = ? WHERE task_id = ?",
             (commit, time.time(), row["task_id"]),
@@ -189,13 +189,16 @@ def finish_checkpoint(conn: sqlite3.Connection, row: sqlite3.Row) -> None:
     )
 
 
-def finish_open_checkpoints(conn: sqlite3.Connection, task_ids: list[str]) -> None:
-    """End the checkpoints of tasks that were interrupted (the state now is their end)."""
+def finish_open_checkpoints(
+    conn: sqlite3.Connection, task_ids: list[str], git: RepoDecision | None = None
+) -> None:
+    """End the checkpoints of tasks that were interrupted (the state now is their end). `git`
+    is the resuming session's decision; without one, each task's workspace is decided now."""
     for task_id in task_ids:
         row = _checkpoint_row(conn, task_id)
         if row is not None and row["ended_at"] is None:
             try:
-                finish_checkpoint(conn, row)
+                finish_checkpoint(conn, row, git or decide(Path(row["workspace"])))
             except Exception as exc:
                 _record_failure(conn, task_id, Path(row["workspace"]), exc)
 
@@ -232,9 +235,16 @@ class _Plan:
     unrecoverable: list[str] = field(default_factory=list)
 
 
-def undo(conn: sqlite3.Connection, workspace: Path, task_id: str | None = None) -> UndoResult:
+def undo(
+    conn: sqlite3.Connection,
+    workspace: Path,
+    task_id: str | None = None,
+    *,
+    git: RepoDecision | None = None,
+) -> UndoResult:
     """Restore the files the task (default: the latest one in `workspace` that changed files
-    and was not undone yet) changed. Raises UndoError with the reason when it must refuse."""
+    and was not undone yet) changed. Raises UndoError with the reason when it must refuse.
+    `git` is the caller's decision for `workspace` (made now when not given)."""
     row = _pick(conn, workspace.resolve(), task_id)
     task = row["task_id"]
     if row["undone_at"] is not None:
@@ -246,7 +256,7 @@ def undo(conn: sqlite3.Connection, workspace: Path, task_id: str | None = None) 
             f"task {task} has not ended (it is still running, or its run was interrupted: "
             "resume that session first so it is recovered)"
         )
-    plan = _git_plan(row) if row["kind"] == "git" else _files_plan(conn, row)
+    plan = _plan(conn, row, git or decide(workspace))
     if plan.conflicts:
         raise UndoError(
             f"refusing to undo task {task}: these files were changed after the task ended "
@@ -281,7 +291,7 @@ def undo_target(conn: sqlite3.Connection, workspace: Path, task_id: str | None) 
 
 
 def task_preimages(
-    conn: sqlite3.Connection, workspace: Path, task_id: str
+    conn: sqlite3.Connection, workspace: Path, task_id: str, *, git: RepoDecision | None = None
 ) -> dict[str, bytes | None]:
     """What each file the task changed held before the task (None: it did not exist), from
     its checkpoint: for `/diff`, including files changed by commands. UndoError if the task
@@ -289,7 +299,7 @@ def task_preimages(
     row = _pick(conn, workspace.resolve(), task_id)
     if row["kind"] == "failed":
         raise UndoError(f"task {task_id} has no checkpoint ({row['error']})")
-    plan = _git_plan(row) if row["kind"] == "git" else _files_plan(conn, row)
+    plan = _plan(conn, row, git or decide(workspace))
     return {rel: None if saved is None else saved[0] for rel, saved in plan.contents.items()}
 
 
@@ -309,38 +319,45 @@ def _pick(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> sql
     return found
 
 
-def _git_plan(row: sqlite3.Row) -> _Plan:
+def _plan(conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecision) -> _Plan:
+    if row["kind"] != "git":
+        return _files_plan(conn, row)
     workspace = Path(row["workspace"]).resolve()
-    repo = find_repo(workspace)
-    if repo is None or repo.working_tree_dir is None:
+    repo = git.repo_for(workspace)
+    if repo is None:
         raise UndoError(f"{workspace} is no longer a git repository; cannot read the checkpoint")
-    root = Path(repo.working_tree_dir).resolve()
-    start, end = repo.commit(row["start_ref"]).tree, repo.commit(row["end_ref"]).tree
-    paths = [
-        p
-        for p in _diff_names(repo, start.hexsha, end.hexsha, [])
-        if (root / p).is_relative_to(workspace)
-    ]
+    try:
+        return _git_plan(repo, row, workspace)
+    except GitError as exc:
+        raise UndoError(f"cannot read the checkpoint of task {row['task_id']} ({exc})") from exc
+
+
+def _git_plan(repo: OwnRepo, row: sqlite3.Row, workspace: Path) -> _Plan:
+    root = repo.work_tree
+    start, end = row["start_ref"], row["end_ref"]
+    paths = [p for p in repo.diff_names(start, end) if (root / p).is_relative_to(workspace)]
     plan = _Plan(changed=[_rel(root / p, workspace) for p in paths], contents={})
     if not paths:
         return plan
-    current = write_worktree_tree(repo)
-    changed_since = set(_diff_names(repo, end.hexsha, current, paths))
+    changed_since = set(repo.diff_names(end, repo.write_tree(), paths))
     plan.conflicts = [_rel(root / p, workspace) for p in paths if p in changed_since]
+    entries = {p: e for p, e in repo.entries(start, paths).items() if e.kind == "blob"}
+    blobs = repo.read_objects(entry.oid for entry in entries.values())
+    lost = [
+        rel
+        for p, rel in zip(paths, plan.changed, strict=True)
+        if p in entries and entries[p].oid not in blobs
+    ]
+    if lost:
+        raise UndoError(
+            f"cannot undo task {row['task_id']}: its checkpoint lacks the content these files "
+            "had before the task",
+            lost,
+        )
     for path, rel in zip(paths, plan.changed, strict=True):
-        try:
-            blob = start / path
-        except KeyError:
-            plan.contents[rel] = None
-            continue
-        plan.contents[rel] = (blob.data_stream.read(), blob.mode)
+        entry = entries.get(path)
+        plan.contents[rel] = None if entry is None else (blobs[entry.oid][1], entry.mode)
     return plan
-
-
-def _diff_names(repo: Any, a: str, b: str, paths: list[str]) -> list[str]:
-    specs = [f":(literal){p}" for p in paths]
-    out = repo.git.diff_tree("-r", "--name-only", "--no-renames", "-z", a, b, "--", *specs)
-    return [p for p in str(out).split("\0") if p]
 
 
 def _rel(path: Path, workspace: Path) -> str:

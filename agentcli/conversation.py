@@ -11,7 +11,6 @@ import asyncio
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 from agentcli.acceptance import (
@@ -29,6 +28,7 @@ from agentcli.loop import Finished, LoopOutcome, LoopSettings, QueryLoop, TurnOb
 from agentcli.messages import Message
 from agentcli.model import ModelClient, ModelRequest, ModelResponse
 from agentcli.model.retry import RetryingModel, RetryPolicy
+from agentcli.owngit import RepoDecision, decide
 from agentcli.permissions import PermissionPolicy, Prompter
 from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snapshot
 from agentcli.store import Journal
@@ -60,6 +60,23 @@ class ConversationManager:
     itself when the history is swapped, as by the REPL's /resume)."""
     session_id: str = field(default_factory=new_id)
     messages: list[Message] = field(default_factory=list)
+    git: RepoDecision | None = None
+    """Whether the workspace is a git repository, decided once when the session started (and
+    when the manager is built, if not given): snapshots and checkpoints never re-detect it."""
+
+    def __post_init__(self) -> None:
+        self.repo_decision()
+
+    def repo_decision(self) -> RepoDecision:
+        if self.git is None:
+            self.git = decide(self.tool_context.workspace)
+        return self.git
+
+    def snapshot_now(self) -> Snapshot:
+        """The workspace's artifact version now, by the session's decision about git (blocking:
+        run it off the event loop)."""
+        decision = self.repo_decision()
+        return take_snapshot(decision.workspace, decision.repo)
 
     def new_loop(self, observers: Sequence[TurnObserver] = ()) -> QueryLoop:
         """A QueryLoop for one task, with its own runtime, counters and deadline."""
@@ -106,9 +123,7 @@ class ConversationManager:
         # request is on its way instead of delaying it; nothing can change the workspace before
         # the first response, and the loop gets that response only once the snapshot is done.
         start_task = asyncio.create_task(self._snapshot())
-        guard = ConvergenceGuard(
-            artifact_version=lambda: _version_or_none(workspace), settings=self.convergence
-        )
+        guard = ConvergenceGuard(artifact_version=self._version_or_none, settings=self.convergence)
         loop = self.new_loop(observers=[guard])
         loop.model = _AfterPending(loop.model, start_task)
         request = Message.user(prompt)
@@ -150,13 +165,19 @@ class ConversationManager:
     async def _snapshot(self) -> Snapshot | None:
         """The workspace's artifact version, or None (with a notice) if it cannot be taken."""
         try:
-            snapshot = await asyncio.to_thread(take_snapshot, self.tool_context.workspace)
+            snapshot = await asyncio.to_thread(self.snapshot_now)
         except SnapshotError as exc:
             self.events(Notice(level="warning", message=f"no artifact version: {exc}"))
             return None
         if snapshot.note:
             self.events(Notice(level="warning", message=snapshot.note))
         return snapshot
+
+    def _version_or_none(self) -> str | None:
+        try:
+            return self.snapshot_now().version
+        except SnapshotError:
+            return None
 
     async def _check(self, loop: QueryLoop) -> AcceptanceReport | None:
         """Run the checks; None if the task was cancelled or ran out of time meanwhile."""
@@ -172,6 +193,7 @@ class ConversationManager:
                     self.events,
                     sandbox=self.tool_context.sandbox,
                     spill_dir=self.tool_context.data_dir / "spill",
+                    snapshot=lambda _workspace: self.snapshot_now(),
                 )
         except TimeoutError:
             if not scope.expired():
@@ -252,10 +274,3 @@ class _AfterPending:
         # Shielded: a cancel of the task must not cancel the snapshot run_task still awaits.
         await asyncio.shield(self.pending)
         return response
-
-
-def _version_or_none(workspace: Path) -> str | None:
-    try:
-        return take_snapshot(workspace).version
-    except SnapshotError:
-        return None

@@ -32,6 +32,7 @@ from pathlib import Path
 from agentcli.checkpoints import finish_open_checkpoints
 from agentcli.errors import ToolErrorKind
 from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, pairing_problems
+from agentcli.owngit import RepoDecision
 from agentcli.snapshots import file_hash
 from agentcli.store.db import transaction
 from agentcli.store.ledger import OperationState
@@ -147,9 +148,12 @@ def _resolve_write(call: CallRow, path: Path, pre_hash: object, post_hash: objec
     )
 
 
-def recover(journal: SqliteJournal, lock: SessionLock) -> RecoveryReport:
+def recover(
+    journal: SqliteJournal, lock: SessionLock, git: RepoDecision | None = None
+) -> RecoveryReport:
     """Resolve the session's unfinished calls and repair its history (see module docstring).
-    `lock` must be this session's lock, held: nothing is read or changed without it."""
+    `lock` must be this session's lock, held: nothing is read or changed without it. `git` is
+    the resuming session's decision about its workspace (for the interrupted checkpoints)."""
     conn = journal.conn
     session_id = journal.session_id
     if not lock.holds(session_id):
@@ -176,7 +180,7 @@ def recover(journal: SqliteJournal, lock: SessionLock) -> RecoveryReport:
             + "; ".join(problems)
         )
     report.aborted_tasks = _abort_running_tasks(conn, session_id)
-    finish_open_checkpoints(conn, report.aborted_tasks)
+    finish_open_checkpoints(conn, report.aborted_tasks, git)
     return report
 
 

@@ -1,8 +1,10 @@
 """Artifact versions: a content hash of the workspace, and which files changed between two.
 
 In a git repository the version is the id of a git tree of the working copy, tracked and
-untracked (non-ignored) files alike, written through a temporary index: the user's index, HEAD
-and branches are never touched (only new blob/tree objects are added to the object store).
+untracked (non-ignored) files alike, written by agentcli's own git (`agentcli.owngit`) in its
+private git dir through a temporary copy of the index: the repository's index, HEAD, branches
+and object store are never touched, and nothing the repository configures is run. Whether the
+workspace is a repository is the session's decision (`owngit.decide`), passed in by the caller.
 Outside git it is a hash over a manifest of (path, content hash), skipping `.git`-style hidden
 directories and paths matched by `.gitignore` patterns at the workspace root.
 """
@@ -10,18 +12,12 @@ directories and paths matched by `.gitignore` patterns at the workspace root.
 from __future__ import annotations
 
 import fnmatch
-import functools
 import hashlib
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import git
+from agentcli.owngit import GitError, OwnRepo
 
 MAX_MANIFEST_FILES = 50_000
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "node_modules"})
@@ -31,7 +27,8 @@ ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", 
 class Snapshot:
     version: str
     """`git:<tree id>` or `files:<sha256>`."""
-    repo_root: Path | None = None
+    repo: OwnRepo | None = field(default=None, compare=False)
+    """The repository the tree was written in (git snapshots only)."""
     manifest: dict[str, str] = field(default_factory=dict)
     """Outside git: workspace-relative path -> sha256 of its content."""
     note: str | None = None
@@ -40,41 +37,6 @@ class Snapshot:
     @property
     def tree(self) -> str | None:
         return self.version.removeprefix("git:") if self.version.startswith("git:") else None
-
-
-@functools.cache
-def _gitpython() -> ModuleType | None:
-    """GitPython, imported on first use (its import, and the `git version` probe it runs, is
-    ~0.1 s that commands and `run`'s first request should not wait for); None when no working
-    git executable exists, since GitPython then refuses to import."""
-    try:
-        import git
-    except ImportError:
-        return None
-    return git
-
-
-def find_repo(workspace: Path) -> git.Repo | None:
-    """The git repository whose trees can represent the workspace: None outside git, in a bare
-    repository, and also when the repository ignores the workspace (a scratch or build
-    directory), since its trees would never change with the workspace's files."""
-    gitpython = _gitpython()
-    if gitpython is None:
-        return None
-    try:
-        repo: git.Repo = gitpython.Repo(workspace, search_parent_directories=True)
-    except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
-        return None
-    root = repo.working_tree_dir
-    if repo.bare or root is None:
-        return None
-    if Path(root).resolve() != workspace.resolve():
-        try:
-            repo.git.check_ignore("-q", str(workspace.resolve()))
-        except gitpython.GitCommandError:
-            return repo  # exit 1: not ignored
-        return None
-    return repo
 
 
 def file_hash(path: Path) -> str | None:
@@ -89,21 +51,16 @@ class SnapshotError(Exception):
     """No content hash of the workspace could be computed."""
 
 
-def take_snapshot(workspace: Path) -> Snapshot:
-    """The workspace's artifact version. A git failure (e.g. a corrupt index) falls back to a
+def take_snapshot(workspace: Path, repo: OwnRepo | None) -> Snapshot:
+    """The workspace's artifact version: a git tree when the session decided the workspace is
+    in `repo`, else a file-tree hash. A git failure (e.g. a corrupt index) falls back to a
     file-tree hash, with a note saying so; SnapshotError if that is impossible too."""
-    repo = find_repo(workspace)
     note: str | None = None
-    if repo is not None and repo.working_tree_dir is not None:
-        import git  # importable: find_repo found a repository
-
+    if repo is not None:
         try:
-            return Snapshot(
-                version=f"git:{write_worktree_tree(repo)}", repo_root=Path(repo.working_tree_dir)
-            )
-        except git.GitCommandError as exc:
-            detail = str(exc.stderr).strip() or str(exc)
-            note = f"git could not snapshot the working copy ({detail}); used a file-tree hash"
+            return Snapshot(version=f"git:{repo.write_tree()}", repo=repo)
+        except (GitError, OSError) as exc:
+            note = f"git could not snapshot the working copy ({exc}); used a file-tree hash"
     try:
         manifest = file_manifest(workspace)
     except (OSError, ValueError) as exc:
@@ -114,32 +71,14 @@ def take_snapshot(workspace: Path) -> Snapshot:
     return Snapshot(version=f"files:{digest.hexdigest()}", manifest=manifest, note=note)
 
 
-def write_worktree_tree(repo: git.Repo) -> str:
-    """The tree id of the whole working copy, through a throw-away copy of the index."""
-    with tempfile.TemporaryDirectory(prefix="agentcli-index-") as tmp:
-        index = Path(tmp) / "index"
-        real_index = Path(repo.git_dir) / "index"
-        if real_index.is_file():
-            # A copy keeps git's stat cache (unchanged files are not re-hashed); copy2 keeps the
-            # index mtime too, which git needs to detect "racily clean" entries.
-            shutil.copy2(real_index, index)
-        env = {"GIT_INDEX_FILE": str(index)}
-        repo.git.add("--all", "--", ":/", env=env)
-        return str(repo.git.write_tree(env=env)).strip()
-
-
 def changed_files(before: Snapshot, after: Snapshot, workspace: Path) -> list[str]:
     """Workspace-relative paths whose content differs between two snapshots."""
     if before.version == after.version:
         return []
-    if before.tree is not None and after.tree is not None and after.repo_root is not None:
-        import git
-
-        repo = git.Repo(after.repo_root)
-        # -z: raw names (without it git quotes non-ASCII and unusual paths).
-        out = repo.git.diff_tree("-r", "--name-only", "--no-renames", "-z", before.tree, after.tree)
-        paths = [after.repo_root / name for name in str(out).split("\0") if name]
-        return sorted(_relative(p, workspace) for p in paths)
+    if before.tree is not None and after.tree is not None and after.repo is not None:
+        root = after.repo.work_tree
+        names = after.repo.diff_names(before.tree, after.tree)
+        return sorted(_relative(root / name, workspace) for name in names)
     keys = set(before.manifest) | set(after.manifest)
     return sorted(k for k in keys if before.manifest.get(k) != after.manifest.get(k))
 

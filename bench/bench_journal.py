@@ -101,6 +101,7 @@ def _resume_once(workspace: Path, session_id: str) -> float:
 
 def _checkpoint(workspace: Path) -> list[float]:
     from agentcli.checkpoints import Checkpointer
+    from agentcli.owngit import decide
     from agentcli.store.db import connect
 
     for n in range(200):
@@ -109,7 +110,7 @@ def _checkpoint(workspace: Path) -> list[float]:
     conn = connect()
     samples = []
     for n in range(REPEAT):
-        checkpointer = Checkpointer(conn, workspace)
+        checkpointer = Checkpointer(conn, decide(workspace))
         conn.execute(
             "INSERT INTO sessions (id, workspace, model, created_at, updated_at) "
             "VALUES (?, ?, 'b', 0, 0)",

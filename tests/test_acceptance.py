@@ -25,6 +25,7 @@ from agentcli.conversation import ConversationManager
 from agentcli.errors import TerminalReason, UsageError
 from agentcli.events import Event, ModelResponded, Notice
 from agentcli.loop import Nudge, Stop
+from agentcli.owngit import find_repo
 from agentcli.permissions import NonInteractivePrompter, PermissionMode
 from agentcli.permissions.basic import ModePolicy
 from agentcli.snapshots import changed_files, take_snapshot
@@ -431,29 +432,33 @@ def test_changed_files_names_unicode_and_spaced_paths_as_they_are(
         git_repo(workspace)
         root = workspace / "sub"
         root.mkdir()
-    before = take_snapshot(root)
+    repo = find_repo(root)
+    assert (repo is not None) == in_git
+    before = take_snapshot(root, repo)
     (root / "ünï cödé.txt").write_text("hi\n")
     (root / "plain.txt").write_text("x\n")
-    assert changed_files(before, take_snapshot(root), root) == ["plain.txt", "ünï cödé.txt"]
+    after = take_snapshot(root, repo)
+    assert changed_files(before, after, root) == ["plain.txt", "ünï cödé.txt"]
 
 
 def test_without_a_git_executable_the_workspace_is_hashed_as_files(
     workspace: Path, tmp_path: Path
 ) -> None:
-    """GitPython refuses to import when no git executable works; that must mean "hash the
-    files", not a failed task."""
+    """No git executable on PATH must mean "hash the files", not a failed task."""
     git_repo(workspace)
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
     code = (
         "from pathlib import Path\n"
         "from agentcli.checkpoints import Checkpointer\n"
-        "from agentcli.snapshots import find_repo, take_snapshot\n"
+        "from agentcli.owngit import decide\n"
+        "from agentcli.snapshots import take_snapshot\n"
         "from agentcli.store.sqlite import SqliteJournal\n"
-        "print(take_snapshot(Path('.')).version, find_repo(Path('.')))\n"
+        "git = decide(Path('.'))\n"
+        "print(take_snapshot(Path('.'), git.repo).version, git.repo)\n"
         "journal = SqliteJournal.create('S1', workspace=Path('.').resolve(), model='m')\n"
         "journal.task_started('T1', 'p')\n"
-        "Checkpointer(journal.conn, Path('.')).before_change('T1', None)\n"
+        "Checkpointer(journal.conn, git).before_change('T1', None)\n"
         "print(journal.conn.execute('SELECT kind FROM checkpoints').fetchone()[0])\n"
     )
     done = subprocess.run(

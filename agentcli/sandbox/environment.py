@@ -14,7 +14,8 @@ import fnmatch
 from collections.abc import Iterable, Mapping
 
 OWN_CREDENTIALS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
-"""agentcli's own credentials: no command ever sees them, sandboxed or not."""
+"""agentcli's own credentials: no program it starts (the model's commands, acceptance checks,
+its own git), sandboxed or not, ever sees them."""
 SECRET_PATTERNS = (
     *("*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*", "*CREDENTIAL*"),
     *("*_KEY", "*_KEY_ID", "*APIKEY*", "*API_KEY*", "*PRIVATE_KEY*", "*_AUTH", "*AUTH_HEADER*"),

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.owngit.discover import locate
 from agentcli.sandbox import environment
 from agentcli.sandbox.bootstrap import helper_argv
 from agentcli.sandbox.explain import SandboxLimits, explain
@@ -82,22 +82,11 @@ class SandboxSettings:
 
 def git_dirs(workspace: Path) -> tuple[Path, ...]:
     """The `.git` entry that governs the workspace and the directories git writes through it
-    (for a worktree: its git dir and the common dir)."""
-    for directory in (workspace, *workspace.parents):
-        dotgit = directory / ".git"
-        if dotgit.is_dir():
-            return (dotgit.resolve(),)
-        if dotgit.is_file():
-            found = re.match(r"gitdir:\s*(.+)", dotgit.read_text(errors="replace"))
-            if not found:
-                return (dotgit,)
-            gitdir = (directory / found.group(1).strip()).resolve()
-            dirs = [dotgit, gitdir]
-            commondir = gitdir / "commondir"
-            if commondir.is_file():
-                dirs.append((gitdir / commondir.read_text().strip()).resolve())
-            return tuple(dirs)
-    return ()
+    (for a worktree: its `.git` file, its git dir and the common dir)."""
+    found = locate(workspace)
+    if found is None:
+        return ()
+    return tuple(dict.fromkeys((found.directory / ".git", found.git_dir, found.common_dir)))
 
 
 class OsSandbox:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 import sys
 from pathlib import Path
 
 from agentcli import __version__
 from agentcli.config import DEFAULT_MODEL, FileConfig, load_file_config, resolve_workspace
+from agentcli.owngit.repo import git_version
 from agentcli.sandbox.support import sandbox_report
 from agentcli.tools.ripgrep import find_rg
 
@@ -38,7 +38,7 @@ def doctor_lines(workspace: Path) -> list[str]:
         "config files: " + (", ".join(str(p) for p in files.sources) or "none"),
         *_trust_lines(workspace, files),
         f"permission mode: {files.get('permission_mode', 'default')}",
-        f"git: {_git_version()}",
+        f"git: {git_version(workspace)}",
         f"ripgrep: {find_rg() or 'not found (grep and glob use the slower Python fallback)'}",
     ]
     return lines + sandbox_report()
@@ -54,16 +54,6 @@ def _trust_lines(workspace: Path, files: FileConfig) -> list[str]:
         f'"always" answers are kept in {user_rules_path(workspace)}; agentcli trust to trust it)',
         *(f"  ignored in {path}: {'; '.join(items)}" for path, items in files.ignored.items()),
     ]
-
-
-def _git_version() -> str:
-    try:
-        done = subprocess.run(
-            ["git", "--version"], capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return "not found"
-    return done.stdout.strip() or "not working"
 
 
 def doctor_command(cwd: Path | None) -> int:

@@ -32,6 +32,7 @@ from agentcli.events import EventSink, Notice
 from agentcli.instructions import system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
+from agentcli.owngit import RepoDecision, decide
 from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
 from agentcli.permissions.setup import build_permissions
 from agentcli.store.lock import SessionLock
@@ -159,6 +160,9 @@ def build_manager(
         failure_limit=files.integer("convergence.failure_limit", 3, minimum=1),
     )
     context = build_context(files)
+    # Once, before the model can write anything: is the workspace a git repository? Snapshots,
+    # checkpoints and recovery all use this answer for the whole session (owngit.decision).
+    git = decide(workspace)
     model, session = open_with_model(
         resumed,
         model_factory,
@@ -166,6 +170,7 @@ def build_manager(
         workspace=workspace,
         settings={"permission_mode": mode.value, "allow": options.allow, "deny": options.deny},
         events=events,
+        git=git,
     )
     return ConversationManager(
         session_id=session.session_id,
@@ -187,6 +192,7 @@ def build_manager(
         acceptance=acceptance,
         convergence=convergence,
         context=ContextView(context),
+        git=git,
     )
 
 
@@ -198,6 +204,7 @@ def open_with_model(
     workspace: Path,
     settings: dict[str, object],
     events: EventSink,
+    git: RepoDecision | None = None,
 ) -> tuple[ModelClient, OpenedSession]:
     """The model client and the session. A session another live process uses is refused first,
     at once and before the SDK import; its lock is then held until the process exits."""
@@ -211,6 +218,7 @@ def open_with_model(
             model=model_name,
             settings=settings,
             events=events,
+            git=git,
         )
     except BaseException:
         if lock is not None:

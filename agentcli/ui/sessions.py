@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agentcli.checkpoints import UndoResult
     from agentcli.conversation import ConversationManager
     from agentcli.events import EventSink
+    from agentcli.owngit import RepoDecision
 
 SHORT_TEXT = 300
 
@@ -76,14 +77,20 @@ def open_session(
     model: str,
     settings: dict[str, Any] | None = None,
     events: EventSink | None = None,
+    git: RepoDecision | None = None,
 ) -> OpenedSession:
     """Create a new session, or reopen `resumed` and recover it before anything else.
 
     Either way the session's lock is held from here on (`journal.release()` lets it go). `lock`
     is `resumed`'s, if the caller took it already. When another live process uses `resumed`,
-    SessionBusyError, and nothing of the session was read or changed."""
+    SessionBusyError, and nothing of the session was read or changed. `git` is the session's
+    decision whether `workspace` is a git repository (made here when not given)."""
     from agentcli.checkpoints import Checkpointer
     from agentcli.events import Notice  # here: `sessions list/show` and `undo` never need it
+    from agentcli.owngit import decide
+
+    if git is None:
+        git = decide(workspace)
 
     conn = connect()
     if resumed is None:
@@ -100,8 +107,8 @@ def open_session(
         opened = OpenedSession(journal=journal)
     else:
         lock = lock or SessionLock.acquire(resumed.id)
-        opened = _reopen(conn, resumed, lock, model=model, settings=settings)
-    opened.journal.checkpoints = Checkpointer(conn, workspace)
+        opened = _reopen(conn, resumed, lock, model=model, settings=settings, git=git)
+    opened.journal.checkpoints = Checkpointer(conn, git)
     for line in opened.notices:
         if events is not None:
             events(Notice(level="warning", message=line))
@@ -115,6 +122,7 @@ def _reopen(
     *,
     model: str,
     settings: dict[str, Any] | None,
+    git: RepoDecision,
 ) -> OpenedSession:
     """Recover `resumed` under its lock; when that fails, the lock is let go."""
     from agentcli.recovery import RecoveryError, recover
@@ -122,7 +130,7 @@ def _reopen(
     try:
         journal = SqliteJournal.open(resumed.id, conn=conn, lock=lock)
         try:
-            report = recover(journal, lock)
+            report = recover(journal, lock, git)
         except RecoveryError as exc:
             raise UsageError(str(exc), hint=f"agentcli sessions export {resumed.id}") from exc
         journal.settings(model=model, **(settings or {}))
@@ -284,18 +292,24 @@ def undo_command(
 
 
 def undo_locked(
-    conn: Any, workspace: Path, task_id: str | None, *, own_session: str | None = None
+    conn: Any,
+    workspace: Path,
+    task_id: str | None,
+    *,
+    own_session: str | None = None,
+    git: RepoDecision | None = None,
 ) -> UndoResult:
     """`checkpoints.undo` under the lock of the task's session: refused (SessionBusyError)
     while another live process uses that session, which may be changing those very files.
-    `own_session` is the session this process holds already (the REPL's), undone as it is."""
+    `own_session` is the session this process holds already (the REPL's), undone as it is;
+    `git` its decision about the workspace (made now, for `agentcli undo`, when not given)."""
     from agentcli.checkpoints import undo, undo_target
 
     target = undo_target(conn, workspace, task_id)
     if target.session_id == own_session:
-        return undo(conn, workspace, target.task_id)
+        return undo(conn, workspace, target.task_id, git=git)
     with SessionLock.acquire(target.session_id):
-        return undo(conn, workspace, target.task_id)
+        return undo(conn, workspace, target.task_id, git=git)
 
 
 def resume_into(
@@ -312,7 +326,13 @@ def resume_into(
     if resumed.id == manager.session_id and isinstance(current, SqliteJournal):
         # Already this process's session, locked and consistent: nothing to reopen or recover.
         return OpenedSession(journal=current, messages=manager.messages)
-    opened = open_session(resumed, workspace=workspace, model=resumed.model, events=events)
+    opened = open_session(
+        resumed,
+        workspace=workspace,
+        model=resumed.model,
+        events=events,
+        git=manager.repo_decision(),
+    )
     leave_session(manager)
     manager.session_id = opened.session_id
     manager.journal = opened.journal

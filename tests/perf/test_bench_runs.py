@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SLOW = ["bench_startup", "bench_repl", "bench_tools"]
+SLOW = ["bench_startup", "bench_repl", "bench_tools", "bench_sandbox"]
 QUICK = sorted({p.stem for p in (ROOT / "bench").glob("bench_*.py")} - set(SLOW))
 
 
 def test_every_benchmark_is_either_run_or_imported_here() -> None:
-    assert set(QUICK) == {"bench_cost", "bench_journal", "bench_loop"}
+    assert set(QUICK) == {"bench_cost", "bench_journal", "bench_loop", "bench_snapshot"}
 
 
 @pytest.mark.parametrize("name", SLOW)

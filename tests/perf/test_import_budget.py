@@ -1,8 +1,8 @@
 """Start-up budget, enforced by what gets imported rather than by timing (SPEC §10).
 
-`import anthropic` alone costs ~2 s, bashlex builds its parser tables at import (~0.5 s) and
-GitPython runs `git version` at import. Each command below runs in a fresh interpreter, and the
-test names every heavy module it loaded that it has no use for.
+`import anthropic` alone costs ~2 s and bashlex builds its parser tables at import (~0.5 s).
+Each command below runs in a fresh interpreter, and the test names every heavy module it loaded
+that it has no use for ("git" stands for GitPython, which agentcli no longer uses at all).
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ def test_commands_without_a_model_never_load_the_sdk(
 
 
 def test_run_loads_the_sdk_parser_and_git_only_when_it_needs_them(workspace: Path) -> None:
-    """Loading the `run` command must leave the SDK to `make_model`, bashlex to the first shell
-    command and GitPython to the start snapshot (taken while the first request is on its way)."""
+    """Loading the `run` command must leave the SDK to `make_model` and bashlex to the first
+    shell command."""
     probe = "import json, sys, agentcli.ui.run; print(json.dumps(sorted(sys.modules)))"
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True

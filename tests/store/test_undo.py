@@ -13,6 +13,7 @@ import pytest
 
 from agentcli import checkpoints
 from agentcli.errors import SessionBusyError
+from agentcli.owngit.repo import private_dir_for
 from agentcli.permissions import PermissionMode
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
@@ -115,8 +116,11 @@ async def test_undo_in_git_restores_tool_and_shell_changes_only(
     task_id = await run_task(manager_factory, workspace, *TASK_CALLS)
     assert_task_applied(workspace)
     assert git_state(workspace) == before  # checkpoints did not touch index, HEAD or branches
-    ref = git(workspace, "rev-parse", f"refs/agentcli/checkpoints/{task_id}").strip()
-    assert git(workspace, "rev-parse", f"{ref}^").strip()  # end commit, parent = start
+    # The checkpoint commits live in agentcli's private git dir, not in the repository.
+    assert git(workspace, "for-each-ref", "refs/agentcli") == ""
+    private = ["--git-dir", str(private_dir_for(workspace.resolve()))]
+    ref = git(workspace, *private, "rev-parse", f"refs/agentcli/checkpoints/{task_id}").strip()
+    assert git(workspace, *private, "rev-parse", f"{ref}^").strip()  # end commit, parent = start
 
     code, out, err = undo(workspace)
     assert (code, err) == (0, "")
@@ -235,7 +239,9 @@ async def test_a_failed_checkpoint_does_not_stop_the_task_and_undo_says_why(
 ) -> None:
     seed(workspace)
     git(workspace, "init", "-q")
-    (workspace / ".git" / "refs" / "agentcli").write_text("in the way\n")  # update-ref fails
+    refs = private_dir_for(workspace.resolve()) / "refs"  # where agentcli keeps its refs
+    refs.mkdir(parents=True)
+    (refs / "agentcli").write_text("in the way\n")  # update-ref fails
     task_id = await run_task(
         manager_factory, workspace, tool_use("write_file", {"path": "new.txt", "content": "x\n"})
     )

@@ -40,6 +40,7 @@ from agentcli.ui.repl.terminal import quiet_terminal, signal_handler
 if TYPE_CHECKING:
     from agentcli.conversation import ConversationManager
     from agentcli.events import EventSink
+    from agentcli.owngit import RepoDecision
     from agentcli.permissions import Prompter
     from agentcli.tasks import TaskResult
     from agentcli.ui.repl.stream import TaskView
@@ -174,6 +175,12 @@ class Repl:
     @property
     def session_id(self) -> str | None:
         return self._manager.session_id if self._manager is not None else None
+
+    @property
+    def git(self) -> RepoDecision | None:
+        """The session's decision whether the workspace is a git repository (None before a
+        session exists: then whoever needs one decides for itself, once)."""
+        return self._manager.repo_decision() if self._manager is not None else None
 
     async def switch_session(self, session_id: str) -> ConversationManager | None:
         """Continue the recorded session `session_id` (recovered first) in place of the current

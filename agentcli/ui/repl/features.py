@@ -138,6 +138,7 @@ async def check(repl: Repl, arg: str) -> None:
             view,
             sandbox=manager.tool_context.sandbox,
             spill_dir=manager.tool_context.data_dir / "spill",
+            snapshot=lambda _workspace: manager.snapshot_now(),
         )
     )
     repl.status.task_started = None
@@ -192,9 +193,11 @@ async def _checkpoint_images(repl: Repl, task_id: str, names: list[str]) -> dict
     from agentcli.checkpoints import UndoError, task_preimages
     from agentcli.store.db import connect
 
-    workspace = repl.workspace
+    workspace, git = repl.workspace, repl.git
     try:
-        images = await asyncio.to_thread(lambda: task_preimages(connect(), workspace, task_id))
+        images = await asyncio.to_thread(
+            lambda: task_preimages(connect(), workspace, task_id, git=git)
+        )
     except UndoError:
         return {}
     return {name: images[name] for name in names if name in images}
@@ -208,10 +211,10 @@ async def undo(repl: Repl, arg: str) -> None:
     from agentcli.ui.sessions import undo_locked
 
     task_id = arg or None
-    workspace, own = repl.workspace, repl.session_id
+    workspace, own, git = repl.workspace, repl.session_id, repl.git
     try:
         result = await asyncio.to_thread(
-            lambda: undo_locked(connect(), workspace, task_id, own_session=own)
+            lambda: undo_locked(connect(), workspace, task_id, own_session=own, git=git)
         )
     except UndoError as exc:
         repl.error(f"undo: {exc.message}" + "".join(f"\n    {name}" for name in exc.files))

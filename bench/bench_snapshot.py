@@ -1,0 +1,113 @@
+"""Artifact-version snapshot of a git workspace, next to what git alone needs for the same tree.
+
+A repository of REPO_FILES committed files (~4 kB each), a few of them modified and a few untracked:
+- `take_snapshot`: what agentcli pays at the start and end of every task, and per check;
+- `find_repo`: deciding, once per session, that the workspace is a repository (reads its
+  config as data, prepares agentcli's private git dir);
+- the floor: `git add --all` + `git write-tree` into a copy of the repository's index, run
+  directly (git's stat cache: unchanged files are not read);
+- without the stat cache: the same into an empty index (every file read and hashed), which is
+  what a snapshot would cost if it lost the cache.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO_FILES = 2000
+CHANGED = 10
+REPEAT = 15
+
+
+def _git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> None:
+    subprocess.run(
+        ["git", "-c", "user.email=bench@example.com", "-c", "user.name=bench", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+
+
+def _repository(root: Path) -> Path:
+    for n in range(REPO_FILES):
+        package = root / f"pkg{n // 100}"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / f"m{n}.py").write_text(f"def f{n}():\n    return {n}\n" * 200)
+    # Files older than the index, as in a repository someone works in: files written in the
+    # second the index is written are "racily clean", and git re-reads them every time.
+    past = time.time() - 60
+    for path in root.rglob("*.py"):
+        os.utime(path, (past, past))
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "init")
+    for n in range(CHANGED):
+        (root / "pkg0" / f"m{n}.py").write_text(f"changed = {n}\n")
+        (root / f"new{n}.txt").write_text(f"untracked {n}\n")
+    return root
+
+
+def _plain_git_tree(root: Path, keep_index: bool) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp:
+        index = Path(tmp) / "index"
+        if keep_index:
+            shutil.copy2(root / ".git" / "index", index)
+        env = {**os.environ, "GIT_INDEX_FILE": str(index)}
+        _git(root, "add", "--all", "--", ":/", env=env)
+        _git(root, "write-tree", env=env)
+
+
+def _median_ms(action: Callable[[], object]) -> float:
+    action()  # warm: the first run may set things up (and fills the OS caches)
+    samples = []
+    for _ in range(REPEAT):
+        started = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples) * 1e3
+
+
+def run() -> list[tuple[str, str]]:
+    home = Path(tempfile.mkdtemp(prefix="agentcli-bench-snapshot-"))
+    saved = os.environ.get("AGENTCLI_HOME")
+    os.environ["AGENTCLI_HOME"] = str(home / "data")
+    try:
+        return _measure(_repository(home / "repo"))
+    finally:
+        if saved is None:
+            os.environ.pop("AGENTCLI_HOME", None)
+        else:
+            os.environ["AGENTCLI_HOME"] = saved
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _measure(root: Path) -> list[tuple[str, str]]:
+    from agentcli.owngit import find_repo
+    from agentcli.snapshots import take_snapshot
+
+    repo = find_repo(root)  # once, as a session decides at its start
+    assert take_snapshot(root, repo).version.startswith("git:")
+    ours = _median_ms(lambda: take_snapshot(root, repo))
+    decision = _median_ms(lambda: find_repo(root))
+    floor = _median_ms(lambda: _plain_git_tree(root, keep_index=True))
+    uncached = _median_ms(lambda: _plain_git_tree(root, keep_index=False))
+    label = f"git repo of {REPO_FILES} files ({CHANGED} modified, {CHANGED} untracked)"
+    return [
+        (f"take_snapshot, {label}", f"median {ours:.1f} ms ({ours / floor:.2f}x plain git)"),
+        ("find_repo (once per session: the git decision)", f"median {decision:.1f} ms"),
+        ("plain git add --all + write-tree, copied index", f"median {floor:.1f} ms"),
+        ("the same into an empty index (no stat cache)", f"median {uncached:.1f} ms"),
+    ]
+
+
+if __name__ == "__main__":
+    for name, value in run():
+        print(f"{name:60} {value}")
