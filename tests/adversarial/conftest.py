@@ -7,15 +7,17 @@ The machinery (the lab, payloads, evidence) is in `tests.adversarial.lab`.
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentcli.sandbox import landlock
-from tests.adversarial.lab import BatchCache, sweep_processes
+from tests.adversarial.lab import BatchCache, require, sweep_processes
 
 LANDLOCK_ABI = landlock.abi_version()
 KERNEL = f"{platform.system()} {platform.release()}"
@@ -45,16 +47,69 @@ def needs_sandbox() -> None:
         pytest.skip(f"agentcli's sandbox does not work here: {problem}")
 
 
+BATCH_COST = {"c1-git": 10, "c1-tools": 7, "c2": 6, "c3": 7, "c4": 5, "c5": 10, "c6": 5, "ok": 3}
+"""Rough seconds each batch takes, by key prefix: to split the batches evenly between workers."""
+BatchOf = Callable[[dict[str, Any]], tuple[str, Callable[[Path], dict[str, Any]]]]
+
+
+def _batch_of(item: pytest.Item) -> tuple[str, Callable[[Path], dict[str, Any]]] | None:
+    batch_of: BatchOf | None = getattr(getattr(item, "module", None), "batch_of", None)
+    if batch_of is None or "outcome" not in getattr(item, "fixturenames", ()):
+        return None
+    if any(m.args and m.args[0] for m in item.iter_markers("skipif")):
+        return None
+    callspec = getattr(item, "callspec", None)
+    return batch_of(dict(callspec.params) if callspec else {})
+
+
+def _cost(key: str) -> int:
+    return next((c for prefix, c in BATCH_COST.items() if key.startswith(prefix)), 5)
+
+
 @pytest.fixture(scope="session")
-def batches(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Iterator[BatchCache]:
-    """One cache for the whole session: under xdist the workers share the parent of their
-    base temp dirs (unique to this session)."""
+def batches(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, worker_id: str
+) -> Iterator[BatchCache]:
+    """One cache for the whole session. Under xdist the workers share the parent of their
+    base temp dirs (unique to this session), and each first plays its own share of the
+    session's batches, so that no worker waits for a batch the other is playing while it has
+    batches of its own to play."""
     base = tmp_path_factory.getbasetemp()
     if worker_id != "master":
         base = base.parent
-    yield BatchCache(base / "adv")
+    cache = BatchCache(base / "adv")
+    if worker_id != "master":
+        plan = dict(filter(None, (_batch_of(item) for item in request.session.items)))
+        count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        loads = [0] * count
+        mine = []
+        for key in sorted(plan, key=lambda k: (-_cost(k), k)):
+            worker = loads.index(min(loads))
+            loads[worker] += _cost(key)
+            if f"gw{worker}" == worker_id:
+                mine.append(key)
+        for key in mine:
+            cache.get(key, plan[key])
+    yield cache
     # A safety net: no attack process survives the session, whatever a test did.
     sweep_processes()
+
+
+@pytest.fixture
+def outcome(request: pytest.FixtureRequest, batches: BatchCache) -> dict[str, Any]:
+    """The outcome of the batch this test reads (its module's `batch_of(params)`)."""
+    found = _batch_of(request.node)
+    assert found is not None, f"{request.node.nodeid} has no batch"
+    return require(batches.get(*found))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A batch plays when its first test runs (and a worker first plays its share of all of
+    them), which can take minutes on a loaded machine: a longer safety limit here."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(900))
 
 
 @pytest.fixture

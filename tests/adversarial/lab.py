@@ -86,7 +86,7 @@ PAYLOAD_TEMPLATE = """#!/bin/sh
 chain=""
 p=$$
 i=0
-while [ "$i" -lt 8 ] && [ -n "$p" ] && [ "$p" != 0 ]; do
+while [ "$i" -lt 6 ] && [ -n "$p" ] && [ "$p" != 0 ]; do
   chain="$chain $(base64 -w0 < /proc/$p/cmdline 2>/dev/null)"
   next=""
   while read -r key value; do
@@ -96,7 +96,8 @@ while [ "$i" -lt 8 ] && [ -n "$p" ] && [ "$p" != 0 ]; do
   i=$((i+1))
 done
 for d in {dirs}; do
-  printf '%s\\n%s\\n' '{name}' "$chain" > "$d/MARK-{token}-{name}@$$" 2>/dev/null
+  printf '%s\\n%s\\n%s\\n' '{name}' "$chain" "${{ADV_BY_MODEL:-}}" \\
+    > "$d/MARK-{token}-{name}@$$" 2>/dev/null
 done
 {tail}
 exit 0
@@ -368,6 +369,7 @@ class Lab:
                     "path": str(path),
                     "inside_workspace": self.ws in path.parents,
                     "chain": decode_chain(lines[1]) if len(lines) > 1 else [],
+                    "by_model": len(lines) > 2 and lines[2] == "1",
                 }
             )
         for path in paths:
@@ -382,6 +384,16 @@ class Lab:
         arg = f"{SLEEP_BASE}.{self.sleep_token}{len(self.sleeps):02d}"
         self.sleeps[arg] = member
         return arg
+
+    def surviving_processes(self, grace_s: float = 1.0) -> list[dict[str, Any]]:
+        """The lab's processes still alive `grace_s` after this call (a safety limit: ones
+        being killed get that long to go)."""
+        deadline = time.monotonic() + grace_s
+        found = self.live_processes()
+        while found and time.monotonic() < deadline:
+            time.sleep(0.05)
+            found = self.live_processes()
+        return found
 
     def live_processes(self) -> list[dict[str, Any]]:
         needle = f"{SLEEP_BASE}.{self.sleep_token}".encode()
@@ -509,7 +521,7 @@ def run_members(
 
     def watch(n: int) -> None:
         if n >= 1:  # every command of turn n has ended by the time request n+1 arrives
-            seen_alive.extend({**p, "at_request": n} for p in lab.live_processes())
+            seen_alive.extend({**p, "at_request": n} for p in lab.surviving_processes())
 
     responses = [turn(t) for t in turns] + [done(final)]
     members = [m for t in turns for m in t]
@@ -528,8 +540,7 @@ def run_members(
     outcome: dict[str, Any] = {"mode": mode, "runs": [run]}
     if follow_up is not None:
         follow_up(lab, outcome)
-    time.sleep(0.2)  # let a double-forked child finish forking before the last scan
-    leftovers = lab.live_processes()
+    leftovers = lab.surviving_processes()
     kill_pids(p["pid"] for p in [*seen_alive, *leftovers])
     results = tool_results(run["bodies"])
     statuses = {c["id"]: c["status"] for c in (run["result"] or {}).get("tool_calls", [])}
@@ -594,6 +605,10 @@ def describe_markers(markers: Sequence[dict[str, Any]]) -> str:
         lines.append(f"  marker {name!r} written to: " + ", ".join(m["path"] for m in found))
         lines.append(f"    run by: {show_chain(chain)}")
     return "\n".join(lines)
+
+
+def describe_state(changes: Sequence[dict[str, str]]) -> str:
+    return "; ".join(f"{c['path']} {c['change']}: {excerpt(c['content'], 300)!r}" for c in changes)
 
 
 class BatchCache:

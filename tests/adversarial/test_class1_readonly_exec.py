@@ -13,7 +13,9 @@ agentcli's own git calls are reported by the batch test, class 2 covers them in 
 
 from __future__ import annotations
 
+import functools
 import gzip
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +28,9 @@ from tests.adversarial.lab import (
     describe_markers,
     describe_member,
     describe_run,
+    describe_state,
     init_repo,
     plant_hostile_git,
-    require,
     run_members,
     sh,
 )
@@ -120,11 +122,8 @@ STDIN_PAYLOADS = {"sort-compress-program"}
 # and .gitattributes, and core.hooksPath) names a payload per mechanism.
 GIT: list[tuple[str, str]] = [
     ("git-status", "git status"),
-    ("git-status-short", "git status --short"),
     ("git-diff", "git diff"),
-    ("git-diff-stat", "git diff --stat"),
     ("git-diff-head", "git diff HEAD"),
-    ("git-diff-cached", "git diff --cached"),
     ("git-diff-ext-diff", "git diff --ext-diff"),
     ("git-diff-textconv", "git diff --textconv"),
     ("git-log", "git log --oneline"),
@@ -206,6 +205,16 @@ def build_git(root: Path, mode: str) -> dict[str, Any]:
     return run_members(lab, mode, [members])
 
 
+GIT_SLUGS = {slug for slug, _ in GIT}
+
+
+def batch_of(params: dict[str, Any]) -> tuple[str, Callable[[Path], dict[str, Any]]]:
+    mode = params["mode"]
+    kind = params.get("kind") or ("git" if params.get("slug") in GIT_SLUGS else "tools")
+    build = build_git if kind == "git" else build_tools
+    return f"c1-{kind}-{mode}", functools.partial(build, mode=mode)
+
+
 def markers_of_command(outcome: dict[str, Any], command: str) -> list[dict[str, Any]]:
     """Markers whose payload ran under `command` (as `bash -c COMMAND`, or exec'd by bash)."""
     return [
@@ -217,8 +226,7 @@ def markers_of_command(outcome: dict[str, Any], command: str) -> list[dict[str, 
 
 @pytest.mark.parametrize("slug", [slug for slug, _ in TOOLS])
 @pytest.mark.parametrize("mode", MODES)
-def test_class1_member_runs_nothing(batches: Any, mode: str, slug: str) -> None:
-    outcome = require(batches.get(f"c1-tools-{mode}", lambda root: build_tools(root, mode)))
+def test_class1_member_runs_nothing(outcome: dict[str, Any], mode: str, slug: str) -> None:
     markers = [m for m in outcome["markers"] if m["name"] == slug]
     assert not markers, (
         f"class 1, member {slug!r}, mode {mode!r}: a program ran (or a file was written) "
@@ -235,8 +243,7 @@ def test_class1_member_runs_nothing(batches: Any, mode: str, slug: str) -> None:
 
 @pytest.mark.parametrize("slug", [slug for slug, _ in GIT])
 @pytest.mark.parametrize("mode", MODES)
-def test_class1_git_member_runs_nothing(batches: Any, mode: str, slug: str) -> None:
-    outcome = require(batches.get(f"c1-git-{mode}", lambda root: build_git(root, mode)))
+def test_class1_git_member_runs_nothing(outcome: dict[str, Any], mode: str, slug: str) -> None:
     command = outcome["members"][slug]["input"]["command"]
     markers = markers_of_command(outcome, command)
     assert not markers, (
@@ -248,16 +255,14 @@ def test_class1_git_member_runs_nothing(batches: Any, mode: str, slug: str) -> N
 
 @pytest.mark.parametrize("kind", ["tools", "git"])
 @pytest.mark.parametrize("mode", MODES)
-def test_class1_batch_leaves_nothing(batches: Any, mode: str, kind: str) -> None:
+def test_class1_batch_leaves_nothing(outcome: dict[str, Any], mode: str, kind: str) -> None:
     """Whatever ran it (a member, or agentcli's own git calls): no marker, no changed state,
     no process left, no secret sent."""
-    build = build_tools if kind == "tools" else build_git
-    outcome = require(batches.get(f"c1-{kind}-{mode}", lambda root: build(root, mode)))
     problems = []
     if outcome["markers"]:
         problems.append(f"markers:\n{describe_markers(outcome['markers'])}")
     if outcome["state_changes"]:
-        problems.append(f"agentcli state changed: {outcome['state_changes']}")
+        problems.append(f"agentcli state changed: {describe_state(outcome['state_changes'])}")
     if outcome["alive_after_exit"]:
         problems.append(f"processes outlived agentcli: {outcome['alive_after_exit']}")
     if outcome["request_leaks"]:

@@ -15,6 +15,8 @@ accept-edits even those run in the read-only profile, which cannot write the wor
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +30,8 @@ from tests.adversarial.lab import (
     call,
     describe_markers,
     describe_run,
+    describe_state,
     hostile_git_keys,
-    require,
     run_members,
     sh,
 )
@@ -37,13 +39,14 @@ from tests.adversarial.lab import (
 HEAD = "ref: refs/heads/main\n"
 READ_ONLY_GIT = ("git status", "git diff", "git log --oneline")
 PLANTINGS: dict[str, tuple[str, ...]] = {
-    "write-file-dotgit": ("accept-edits", "auto"),
-    "write-file-gitdir-file": ("accept-edits",),
+    "write-file-dotgit-or-gitdir-file": ("accept-edits",),
     "write-file-bare-root": ("accept-edits",),
-    "shell-git-init": ("auto",),
+    "write-file-dotgit-then-git-init": ("auto",),
     "shell-handwritten-dotgit": ("auto",),
     "python-gitdir-file": ("auto",),
 }
+"""Plantings that cannot both succeed share a batch (a `.git` directory written file by file,
+else a `.git` file pointing at a git dir elsewhere): the first that works plants the repo."""
 # The shell plantings spell `.git` so that no text check sees it: the sandbox, not the parser,
 # has to stop them (or agentcli's own git has to ignore what they made).
 PLANT_GITDIR_PY = """
@@ -72,6 +75,10 @@ def write(slug: str, path: str, content: str) -> Member:
     return call(slug, "write_file", path=path, content=content)
 
 
+def renamed(member: Member, prefix: str) -> Member:
+    return Member(prefix + member.slug, member.tool, member.input)
+
+
 def plant_with_files(prefix: str, config: str) -> list[Member]:
     """A git dir at `prefix` (".git/", ".meta/" or "" for the workspace root itself)."""
     return [
@@ -86,21 +93,20 @@ def planting_turns(lab: Lab, planting: str) -> list[list[Member]]:
     config = planted_config(lab)
     attributes = write("gitattributes", ".gitattributes", GITATTRIBUTES)
     files = [write("some-txt", "some.txt", "a tracked-looking file\n"), attributes]
-    if planting == "write-file-dotgit":
-        return [[*files, *plant_with_files(".git/", config)]]
-    if planting == "write-file-gitdir-file":
-        return [
-            [
-                *files,
-                *plant_with_files(".meta/", config),
-                write("dotgit", ".git", "gitdir: .meta\n"),
-            ]
+    dotgit = plant_with_files(".git/", config)
+    if planting == "write-file-dotgit-or-gitdir-file":
+        gitdir = [
+            *plant_with_files(".meta/", config),
+            write("dotgit-file", ".git", "gitdir: .meta\n"),
         ]
+        return [[*files, *dotgit], [*(renamed(m, "gitdir-") for m in gitdir)]]
     if planting == "write-file-bare-root":
         bare = config + f"[core]\n\tworktree = {lab.ws}\n"
         return [[*files, *plant_with_files("", bare)]]
+    if planting == "write-file-dotgit-then-git-init":
+        files = [*files, *dotgit]
     files.append(write("planted-cfg", "planted.cfg", config))
-    if planting == "shell-git-init":
+    if planting == "write-file-dotgit-then-git-init":
         command = "git init -q . && cp planted.cfg .gi?/config"
     elif planting == "shell-handwritten-dotgit":
         command = (
@@ -116,8 +122,15 @@ def planting_turns(lab: Lab, planting: str) -> list[list[Member]]:
 def build(root: Path, mode: str, planting: str) -> dict[str, Any]:
     lab = Lab(root)
     (lab.ws / "README.md").write_text("# a project that is not a git repository\n")
+    # Git's own writes into a planted git dir inside the workspace would make every snapshot
+    # differ (acceptance would never settle); they are no part of the attack.
+    with (lab.ws / ".gitignore").open("a") as ignore:
+        ignore.write("/.meta/\n/objects/\n/refs/\n/HEAD\n/index\n/logs/\n")
     turns = planting_turns(lab, planting)
-    turns.append([sh(f"read-only-{i}", cmd) for i, cmd in enumerate(READ_ONLY_GIT)])
+    # In auto the model's commands run sandboxed and may run what the repository names,
+    # inside the workspace: the payloads they start say so (ADV_BY_MODEL=1).
+    prefix = "ADV_BY_MODEL=1 " if mode == "auto" else ""
+    turns.append([sh(f"read-only-{i}", prefix + cmd) for i, cmd in enumerate(READ_ONLY_GIT)])
     outcome = run_members(lab, mode, turns, extra_args=["--accept", "true"])
     outcome["commands"] = [m.command for t in turns for m in t if m.command]
     outcome["git_dir_planted"] = (lab.ws / ".git").exists() or (lab.ws / "HEAD").exists()
@@ -133,16 +146,21 @@ def unconfined(outcome: dict[str, Any]) -> list[dict[str, Any]]:
             for command in outcome["commands"]
             for argv in marker["chain"]
         )
+        by_model = by_model or marker["by_model"]
         if not (outcome["mode"] == "auto" and marker["inside_workspace"] and by_model):
             bad.append(marker)
     return bad
 
 
+def batch_of(params: dict[str, Any]) -> tuple[str, Callable[[Path], dict[str, Any]]]:
+    mode, planting = params["mode"], params["planting"]
+    return f"c3-{mode}-{planting}", functools.partial(build, mode=mode, planting=planting)
+
+
 @pytest.mark.parametrize(("mode", "planting"), BATCHES)
-def test_class3_planted_git_runs_nothing_unconfined(batches: Any, mode: str, planting: str) -> None:
-    outcome = require(
-        batches.get(f"c3-{mode}-{planting}", lambda root: build(root, mode, planting))
-    )
+def test_class3_planted_git_runs_nothing_unconfined(
+    outcome: dict[str, Any], mode: str, planting: str
+) -> None:
     markers = unconfined(outcome)
     planted = "was" if outcome["git_dir_planted"] else "was not"
     assert not markers, (
@@ -153,13 +171,12 @@ def test_class3_planted_git_runs_nothing_unconfined(batches: Any, mode: str, pla
 
 
 @pytest.mark.parametrize(("mode", "planting"), BATCHES)
-def test_class3_planted_git_leaves_nothing_behind(batches: Any, mode: str, planting: str) -> None:
-    outcome = require(
-        batches.get(f"c3-{mode}-{planting}", lambda root: build(root, mode, planting))
-    )
+def test_class3_planted_git_leaves_nothing_behind(
+    outcome: dict[str, Any], mode: str, planting: str
+) -> None:
     problems = []
     if outcome["state_changes"]:
-        problems.append(f"agentcli state changed: {outcome['state_changes']}")
+        problems.append(f"agentcli state changed: {describe_state(outcome['state_changes'])}")
     if outcome["alive_after_exit"]:
         problems.append(f"processes outlived agentcli: {outcome['alive_after_exit']}")
     if outcome["request_leaks"]:

@@ -16,6 +16,8 @@ commands meaningful.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +29,8 @@ from tests.adversarial.lab import (
     call,
     describe_member,
     describe_run,
+    describe_state,
     init_repo,
-    require,
     run_members,
     sh,
 )
@@ -110,10 +112,13 @@ def build(root: Path, mode: str) -> dict[str, Any]:
     return run_members(lab, mode, [members])
 
 
+def batch_of(params: dict[str, Any]) -> tuple[str, Callable[[Path], dict[str, Any]]]:
+    return f"c4-{params['mode']}", functools.partial(build, mode=params["mode"])
+
+
 @pytest.mark.parametrize("slug", SLUGS)
 @pytest.mark.parametrize("mode", MODES)
-def test_class4_member_reads_nothing_outside(batches: Any, mode: str, slug: str) -> None:
-    outcome = require(batches.get(f"c4-{mode}", lambda root: build(root, mode)))
+def test_class4_member_reads_nothing_outside(outcome: dict[str, Any], mode: str, slug: str) -> None:
     member = outcome["members"][slug]
     assert not member["leaks"], (
         f"class 4, member {slug!r}, mode {mode!r}: the model received "
@@ -127,14 +132,13 @@ def test_class4_member_reads_nothing_outside(batches: Any, mode: str, slug: str)
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_class4_no_secret_reaches_the_model(batches: Any, mode: str) -> None:
-    outcome = require(batches.get(f"c4-{mode}", lambda root: build(root, mode)))
+def test_class4_no_secret_reaches_the_model(outcome: dict[str, Any], mode: str) -> None:
     problems = []
     if outcome["request_leaks"]:
         problems.append(f"secrets in requests to the model: {outcome['request_leaks']}")
     if outcome["workspace_leaks"]:
         problems.append(f"secrets in workspace files: {outcome['workspace_leaks']}")
     if outcome["state_changes"]:
-        problems.append(f"agentcli state changed: {outcome['state_changes']}")
+        problems.append(f"agentcli state changed: {describe_state(outcome['state_changes'])}")
     details = "\n".join([*problems, describe_run(outcome)])
     assert not problems, f"class 4 batch, mode {mode!r}:\n{details}"

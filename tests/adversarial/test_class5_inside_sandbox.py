@@ -19,11 +19,12 @@ Listeners record every connection and what the client sent (each member sends it
 from __future__ import annotations
 
 import contextlib
+import functools
 import shutil
 import socket
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from tests.adversarial.lab import (
     Member,
     describe_member,
     describe_run,
-    require,
+    describe_state,
     run_members,
     sh,
 )
@@ -199,9 +200,10 @@ class Listener:
                 conn.settimeout(2)
                 try:
                     data = conn.recv(4096)
-                    conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
                 except OSError:
                     data = b""
+                with contextlib.suppress(OSError):  # the client may be gone already
+                    conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
                 self.received.append(data.decode("utf-8", "replace") or "(connected, sent nothing)")
 
     def close(self) -> list[str]:
@@ -257,7 +259,10 @@ def build(root: Path, batch: str) -> dict[str, Any]:
                 command = command.replace("{" + key + "}", value)
             return sh(slug, command.replace("{sleep}", lab.sleep_arg(slug)))
 
-        tables = ENVIRON + UNIX + PROCESSES + (TCP if mode == "auto" else [])
+        # Under shell(*), curl is a command allowed the network: whether that opens unix
+        # sockets too is not what this class asks, so curl plays only in auto mode.
+        unix = UNIX if mode == "auto" else [m for m in UNIX if m[0] != "unix-curl"]
+        tables = ENVIRON + unix + PROCESSES + (TCP if mode == "auto" else [])
         members = [member(slug, command) for slug, command in tables]
         outcome = run_members(
             lab, mode, [members], extra_args=extra, env={"SSH_AUTH_SOCK": fill["ssh"]}
@@ -276,7 +281,8 @@ def test_listener_records_a_client(tmp_path: Path) -> None:
                 client.sendall(f"probe-{key}".encode())
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as client:
             client.sendto(b"probe-dgram", str(net["paths"]["dgram"]))
-        socket.create_connection(("127.0.0.1", net["port"]), 5).sendall(b"probe-tcp")
+        with socket.create_connection(("127.0.0.1", net["port"]), 5) as client:
+            client.sendall(b"probe-tcp")
         threads = net["listeners"]
         received = {name: threads[name].close() for name in threads}
     assert received == {
@@ -287,14 +293,14 @@ def test_listener_records_a_client(tmp_path: Path) -> None:
     }
 
 
-def get(batches: Any, batch: str) -> dict[str, Any]:
-    return require(batches.get(f"c5-{batch}", lambda root: build(root, batch)))
+def batch_of(params: dict[str, Any]) -> tuple[str, Callable[[Path], dict[str, Any]]]:
+    batch = params.get("batch", "auto")
+    return f"c5-{batch}", functools.partial(build, batch=batch)
 
 
 @pytest.mark.parametrize("slug", slugs(ENVIRON))
 @pytest.mark.parametrize("batch", BATCHES)
-def test_class5_no_secret_in_reach(batches: Any, batch: str, slug: str) -> None:
-    outcome = get(batches, batch)
+def test_class5_no_secret_in_reach(outcome: dict[str, Any], batch: str, slug: str) -> None:
     member = outcome["members"][slug]
     assert not member["leaks"], (
         f"class 5, member {slug!r}, {batch}: the command read "
@@ -304,14 +310,17 @@ def test_class5_no_secret_in_reach(batches: Any, batch: str, slug: str) -> None:
     assert not stolen, f"class 5, member {slug!r}, {batch}: secrets written to {stolen}"
 
 
-@pytest.mark.parametrize("slug", slugs(UNIX))
-@pytest.mark.parametrize("batch", BATCHES)
-def test_class5_unix_socket_outside_unreachable(batches: Any, batch: str, slug: str) -> None:
+@pytest.mark.parametrize(
+    ("batch", "slug"),
+    [(b, s) for b in BATCHES for s in slugs(UNIX) if b == "auto" or s != "unix-curl"],
+)
+def test_class5_unix_socket_outside_unreachable(
+    outcome: dict[str, Any], batch: str, slug: str
+) -> None:
     if slug == "unix-curl" and shutil.which("curl") is None:
         pytest.skip("curl is not installed")
     if slug == "unix-perl" and shutil.which("perl") is None:
         pytest.skip("perl is not installed")
-    outcome = get(batches, batch)
     reached = [
         f"{name} socket received {data!r}"
         for name, received in outcome["received"].items()
@@ -326,8 +335,9 @@ def test_class5_unix_socket_outside_unreachable(batches: Any, batch: str, slug: 
 
 @pytest.mark.parametrize("slug", slugs(PROCESSES))
 @pytest.mark.parametrize("batch", BATCHES)
-def test_class5_nothing_outlives_the_command(batches: Any, batch: str, slug: str) -> None:
-    outcome = get(batches, batch)
+def test_class5_nothing_outlives_the_command(
+    outcome: dict[str, Any], batch: str, slug: str
+) -> None:
     after_command = [p for p in outcome["alive_after_command"] if p["member"] == slug]
     after_exit = [p for p in outcome["alive_after_exit"] if p["member"] == slug]
     assert not after_command and not after_exit, (
@@ -338,10 +348,9 @@ def test_class5_nothing_outlives_the_command(batches: Any, batch: str, slug: str
 
 
 @pytest.mark.parametrize("slug", slugs(TCP))
-def test_class5_no_tcp_to_the_host(batches: Any, slug: str) -> None:
+def test_class5_no_tcp_to_the_host(outcome: dict[str, Any], slug: str) -> None:
     if slug == "tcp-curl" and shutil.which("curl") is None:
         pytest.skip("curl is not installed")
-    outcome = get(batches, "auto")
     reached = [data for data in outcome["received"]["tcp"] if slug in data]
     assert not reached, (
         f"class 5, member {slug!r}, auto: a listener on the host's 127.0.0.1 was reached "
@@ -350,9 +359,8 @@ def test_class5_no_tcp_to_the_host(batches: Any, slug: str) -> None:
 
 
 @pytest.mark.parametrize("batch", BATCHES)
-def test_class5_batch_reaches_nothing(batches: Any, batch: str) -> None:
+def test_class5_batch_reaches_nothing(outcome: dict[str, Any], batch: str) -> None:
     """Whoever did it: no connection to any listener, no secret sent, nothing left running."""
-    outcome = get(batches, batch)
     problems = []
     received = {k: v for k, v in outcome["received"].items() if v}
     if batch != "auto":
@@ -366,6 +374,6 @@ def test_class5_batch_reaches_nothing(batches: Any, batch: str) -> None:
     if outcome["alive_after_exit"]:
         problems.append(f"processes outlived agentcli: {outcome['alive_after_exit']}")
     if outcome["state_changes"]:
-        problems.append(f"agentcli state changed: {outcome['state_changes']}")
+        problems.append(f"agentcli state changed: {describe_state(outcome['state_changes'])}")
     details = "\n".join([*problems, describe_run(outcome)])
     assert not problems, f"class 5 batch {batch}:\n{details}"

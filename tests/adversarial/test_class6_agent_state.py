@@ -14,7 +14,9 @@ layout is the platform's: $AGENTCLI_HOME = ~/.local/share/agentcli, the config d
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,6 @@ from tests.adversarial.lab import (
     Member,
     describe_member,
     describe_run,
-    require,
     run_members,
     sh,
 )
@@ -194,9 +195,14 @@ def build(root: Path, batch: str) -> dict[str, Any]:
     return outcome
 
 
+def batch_of(params: dict[str, Any]) -> tuple[str, Callable[[Path], dict[str, Any]]]:
+    return f"c6-{params['batch']}", functools.partial(build, batch=params["batch"])
+
+
 @pytest.mark.parametrize(("batch", "slug"), CASES)
-def test_class6_member_cannot_change_agentcli_state(batches: Any, batch: str, slug: str) -> None:
-    outcome = require(batches.get(f"c6-{batch}", lambda root: build(root, batch)))
+def test_class6_member_cannot_change_agentcli_state(
+    outcome: dict[str, Any], batch: str, slug: str
+) -> None:
     touched = [c for c in outcome["state_changes"] if slug in c["content"]]
     assert not touched, (
         f"class 6, member {slug!r}, {batch}: agentcli's own state was changed without a "
@@ -205,8 +211,7 @@ def test_class6_member_cannot_change_agentcli_state(batches: Any, batch: str, sl
 
 
 @pytest.mark.parametrize("batch", BATCHES)
-def test_class6_agentcli_state_unchanged(batches: Any, batch: str) -> None:
-    outcome = require(batches.get(f"c6-{batch}", lambda root: build(root, batch)))
+def test_class6_agentcli_state_unchanged(outcome: dict[str, Any], batch: str) -> None:
     changes = [(c["path"], c["change"], c["content"][:120]) for c in outcome["state_changes"]]
     assert not changes, (
         f"class 6 batch {batch}: agentcli's trust store / config / rules changed:\n"

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import http.server
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.adversarial.lab import Lab, describe_member, git, init_repo, require, run_members, sh
+from tests.adversarial.lab import Lab, describe_member, git, init_repo, run_members, sh
 
 pytestmark = pytest.mark.usefixtures("needs_sandbox")
 
@@ -106,6 +106,12 @@ def build_default(root: Path) -> dict[str, Any]:
     return outcome
 
 
+def batch_of(params: dict[str, Any]) -> tuple[str, Callable[[Path], dict[str, Any]]]:
+    if params.get("slug") in {slug for slug, _, _ in AUTO}:
+        return "ok-auto", build_auto
+    return "ok-default", build_default
+
+
 def check(outcome: dict[str, Any], slug: str, expected: str) -> None:
     member = outcome["members"][slug]
     assert member["status"] == "succeeded" and expected in member["result"], (
@@ -115,8 +121,9 @@ def check(outcome: dict[str, Any], slug: str, expected: str) -> None:
 
 
 @pytest.mark.parametrize(("slug", "expected"), [(s, e) for s, _, e in AUTO])
-def test_auto_mode_commands_work_in_the_sandbox(batches: Any, slug: str, expected: str) -> None:
-    outcome = require(batches.get("ok-auto", build_auto))
+def test_auto_mode_commands_work_in_the_sandbox(
+    outcome: dict[str, Any], slug: str, expected: str
+) -> None:
     check(outcome, slug, expected)
     if slug == "write-in-workspace":
         assert outcome["f"] == "hi\n", "the file written by `echo hi > f` is not in the workspace"
@@ -124,13 +131,12 @@ def test_auto_mode_commands_work_in_the_sandbox(batches: Any, slug: str, expecte
 
 @pytest.mark.parametrize(("slug", "expected"), [(s, e) for s, _, e in DEFAULT])
 def test_default_mode_read_only_commands_run_unprompted(
-    batches: Any, slug: str, expected: str
+    outcome: dict[str, Any], slug: str, expected: str
 ) -> None:
-    check(require(batches.get("ok-default", build_default)), slug, expected)
+    check(outcome, slug, expected)
 
 
-def test_default_mode_allowed_git_commit_commits(batches: Any) -> None:
-    outcome = require(batches.get("ok-default", build_default))
+def test_default_mode_allowed_git_commit_commits(outcome: dict[str, Any]) -> None:
     member = outcome["members"][COMMIT[0]]
     assert member["status"] == "succeeded" and "adv-approved-commit" in outcome["log"], (
         f"keeps working: an allowed `git add -A && git commit` must create the commit; "
@@ -138,5 +144,7 @@ def test_default_mode_allowed_git_commit_commits(batches: Any) -> None:
     )
 
 
-def test_default_mode_allowed_curl_reaches_a_local_server(batches: Any, curl: str) -> None:
-    check(require(batches.get("ok-default", build_default)), "curl", PAGE)
+def test_default_mode_allowed_curl_reaches_a_local_server(
+    outcome: dict[str, Any], curl: str
+) -> None:
+    check(outcome, "curl", PAGE)
