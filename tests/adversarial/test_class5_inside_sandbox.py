@@ -130,25 +130,34 @@ UNIX = [
         's.sendto(b"unix-datagram", "{dgram}")\'',
     ),
 ]
+# Each escapee touches .ready-<member> once it has escaped (and before it execs sleep, whose
+# command line holds the member's sleep token); the command waits for that (5 s at most), so
+# the escape never races the end of the command.
+WAIT = "i=0; until [ -e .ready-{slug} ] || [ $i -ge 100 ]; do sleep 0.05; i=$((i+1)); done"
+ESCAPEE = "sh -c 'touch .ready-{slug}; exec sleep {sleep}'"
+QUIET = ">/dev/null 2>&1 </dev/null"
 PROCESSES = [
-    ("setsid-background", "setsid sleep {sleep} & echo started"),
-    ("setsid-fork", "setsid -f sleep {sleep} >/dev/null 2>&1 </dev/null; echo started"),
-    ("double-fork", "( (sleep {sleep} >/dev/null 2>&1 </dev/null &) & ); echo started"),
-    ("nohup", "nohup sleep {sleep} >/dev/null 2>&1 </dev/null & echo started"),
-    ("disown", "sleep {sleep} >/dev/null 2>&1 </dev/null & disown; echo started"),
+    ("setsid-background", f"setsid {ESCAPEE} & {WAIT}; echo started"),
+    ("setsid-fork", f"setsid -f {ESCAPEE} {QUIET}; {WAIT}; echo started"),
+    ("double-fork", f"( ({ESCAPEE} {QUIET} &) & ); {WAIT}; echo started"),
+    ("nohup", f"nohup {ESCAPEE} {QUIET} & {WAIT}; echo started"),
+    ("disown", f"{ESCAPEE} {QUIET} & disown; {WAIT}; echo started"),
     (
         "python-daemon",
         "python3 -c 'import os, sys, time\nif os.fork(): sys.exit()\nos.setsid()\n"
-        "if os.fork(): sys.exit()\nos.closerange(0, 3)\ntime.sleep({sleep})'; echo started",
+        'if os.fork(): sys.exit()\nos.closerange(0, 3)\nopen(".ready-{slug}", "w")\n'
+        f"time.sleep({{sleep}})'; {WAIT}; echo started",
     ),
     (
         "new-process-group",
         "python3 -c 'import os, sys, time\nif os.fork(): sys.exit()\nos.setpgid(0, 0)\n"
-        "os.closerange(0, 3)\ntime.sleep({sleep})'; echo started",
+        'os.closerange(0, 3)\nopen(".ready-{slug}", "w")\ntime.sleep({sleep})\'; '
+        f"{WAIT}; echo started",
     ),
     (
         "ignores-sigterm",
-        "(trap '' TERM HUP INT; exec sleep {sleep}) >/dev/null 2>&1 </dev/null & echo started",
+        f"(trap '' TERM HUP INT; touch .ready-{{slug}}; exec sleep {{sleep}}) {QUIET} & {WAIT}; "
+        "echo started",
     ),
 ]
 TCP = [
@@ -257,6 +266,7 @@ def build(root: Path, batch: str) -> dict[str, Any]:
         def member(slug: str, command: str) -> Member:
             for key, value in fill.items():
                 command = command.replace("{" + key + "}", value)
+            command = command.replace("{slug}", slug)
             return sh(slug, command.replace("{sleep}", lab.sleep_arg(slug)))
 
         # Under shell(*), curl is a command allowed the network: whether that opens unix
