@@ -39,7 +39,6 @@ import re
 import secrets
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -350,10 +349,6 @@ class Lab:
         )
         path.chmod(0o755)
         return path
-
-    def marker_path(self, name: str, directory: Path) -> Path:
-        """Where a command writing marker `name` itself (find -fprint, sort -o…) writes it."""
-        return directory / f"MARK-{self.token}-{name}"
 
     def markers(self) -> list[dict[str, Any]]:
         prefix = f"MARK-{self.token}-"
@@ -673,10 +668,6 @@ def init_repo(ws: Path, files: dict[str, str]) -> None:
         path.write_text(content)
     git(ws, "add", "-A")
     git(ws, "commit", "-q", "-m", "initial")
-
-
-def make_executable(path: Path) -> None:
-    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
 def _read_text(path: Path, limit: int = 100_000) -> str:
