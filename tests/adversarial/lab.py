@@ -597,7 +597,9 @@ def describe_markers(markers: Sequence[dict[str, Any]]) -> str:
     lines = []
     for name, found in by_name.items():
         chain = next((m["chain"] for m in found if m["chain"]), [])
-        lines.append(f"  marker {name!r} written to: " + ", ".join(m["path"] for m in found))
+        runs = len({Path(m["path"]).name for m in found})
+        dirs = sorted({str(Path(m["path"]).parent) for m in found})
+        lines.append(f"  marker {name!r} ({runs} run(s)) written into: " + ", ".join(dirs))
         lines.append(f"    run by: {show_chain(chain)}")
     return "\n".join(lines)
 
