@@ -51,5 +51,10 @@ def helper_program() -> str:
 
 
 def helper_argv(options: list[str], argv: list[str]) -> list[str]:
-    """The argv that runs `argv` through the helper with `options`."""
-    return [sys.executable, "-I", "-S", "-c", helper_program(), *options, "--", *argv]
+    """The argv that runs `argv` through the helper with `options` (and the seccomp filter).
+    Raises OSError when the filter cannot be built (no libseccomp)."""
+    from agentcli.sandbox.seccomp import compiled_once  # ctypes: only once a command runs
+
+    program = helper_program()
+    filter_options = ["--seccomp", compiled_once().hex()]
+    return [sys.executable, "-I", "-S", "-c", program, *filter_options, *options, "--", *argv]

@@ -12,6 +12,7 @@ sure nothing it started outlives it.
 - `--read-only P`: bind-mounted read-only (`.git`, `.agentcli`);
 - `--socket P`: a unix socket connectable on kernels whose Landlock can say so (ABI ≥ 9);
 - `--tmp P`: the value of TMPDIR/TMP/TEMP;
+- `--seccomp HEX`: the seccomp filter to install (`seccomp.compiled`, as hex);
 - `--network`: keep the network (otherwise a network namespace with only loopback).
 
 The helper (outside) enters new user, mount, PID and IPC namespaces (and network), shapes the
@@ -41,6 +42,7 @@ LEFTOVER_GRACE_S = 0.5
 LEFTOVERS_NOTE = "agentcli sandbox: stopped background processes still running after the command"
 FORWARDED = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
 _PATH_OPTIONS = ("--write", "--read", "--hide", "--expose", "--read-only", "--socket", "--tmp")
+_VALUE_OPTIONS = ("--seccomp",)
 _FLAGS = ("--network", "--no-read-limit")
 
 
@@ -50,7 +52,9 @@ class UsageError(Exception):
 
 def parse(args: list[str]) -> tuple[dict[str, list[str]], list[str]]:
     """The options (path lists by name, flags as one-element lists) and the command's argv."""
-    options: dict[str, list[str]] = {name: [] for name in (*_PATH_OPTIONS, *_FLAGS)}
+    options: dict[str, list[str]] = {
+        name: [] for name in (*_PATH_OPTIONS, *_VALUE_OPTIONS, *_FLAGS)
+    }
     rest = list(args)
     while rest:
         arg = rest.pop(0)
@@ -60,7 +64,7 @@ def parse(args: list[str]) -> tuple[dict[str, list[str]], list[str]]:
             return options, rest
         if arg in _FLAGS:
             options[arg] = ["yes"]
-        elif arg in _PATH_OPTIONS and rest:
+        elif arg in (*_PATH_OPTIONS, *_VALUE_OPTIONS) and rest:
             options[arg].append(rest.pop(0))
         else:
             raise UsageError(f"unknown argument {arg!r}")
@@ -115,7 +119,9 @@ def confine_self(options: dict[str, list[str]]) -> int:
         readable=None if options["--no-read-limit"] else options["--read"],
         unix_sockets=options["--socket"],
     )
-    seccomp.install()
+    if len(options["--seccomp"]) != 1:
+        raise OSError("no seccomp filter given")
+    seccomp.install(bytes.fromhex(options["--seccomp"][0]))
     return abi
 
 
@@ -157,11 +163,15 @@ def _init(options: dict[str, list[str]], argv: list[str], status_fd: int) -> int
 
     for sig in FORWARDED:
         _signal.signal(sig, forward)
-    command = os.fork()
-    if command == 0:
-        for sig in FORWARDED:
-            _signal.signal(sig, _signal.SIG_DFL)
-        _exec(argv)
+    try:
+        # posix_spawnp (vfork and exec in libc): cheaper than a fork of this process, and no
+        # lazy import (os.execvp imports `warnings`, which Landlock may keep out of reach).
+        command = os.posix_spawnp(argv[0], argv, os.environ, setsigdef=FORWARDED)
+    except OSError as exc:
+        sys.stderr.write(f"agentcli sandbox: cannot run {argv[0]}: {exc.strerror}\n")
+        sys.stderr.flush()
+        os.write(status_fd, (127 << 8).to_bytes(4, "little"))
+        return 0
     status = _reap_until(command)
     if _others_alive():
         sys.stderr.write(LEFTOVERS_NOTE + "\n")
@@ -172,26 +182,6 @@ def _init(options: dict[str, list[str]], argv: list[str], status_fd: int) -> int
             time.sleep(0.01)
     os.write(status_fd, status.to_bytes(4, "little"))
     return 0  # as PID 1 exits, the kernel kills whatever is left in the namespace
-
-
-def _exec(argv: list[str]) -> None:
-    """execvp without os.execvp, which imports `warnings`: past Landlock, reading the standard
-    library may be denied. Never returns."""
-    name = argv[0]
-    directories = [""] if "/" in name else os.environ.get("PATH", "/usr/bin:/bin").split(":")
-    failure: OSError | None = None
-    for directory in directories:
-        path = f"{directory or '.'}/{name}" if directory or "/" not in name else name
-        try:
-            os.execv(path, argv)
-        except (FileNotFoundError, NotADirectoryError) as exc:
-            failure = failure or exc
-        except OSError as exc:
-            failure = exc if isinstance(failure, (FileNotFoundError, type(None))) else failure
-    why = failure.strerror if failure is not None else "not found"
-    sys.stderr.write(f"agentcli sandbox: cannot run {name}: {why}\n")
-    sys.stderr.flush()
-    os._exit(127)
 
 
 def _reap_until(command: int) -> int:

@@ -1,4 +1,6 @@
-"""A seccomp filter for sandboxed commands, built with libseccomp (through ctypes).
+"""A seccomp filter for sandboxed commands, built with libseccomp (through ctypes) once, in
+agentcli (`compiled`), and installed by the helper as the raw BPF program libseccomp exported
+(`install`), so no command pays for loading libseccomp and building the filter.
 
 Namespaces do not cover everything: a vsock socket reaches the hypervisor host from any network
 namespace, io_uring can open sockets without the socket() call, and the kernel keyrings are not
@@ -16,7 +18,10 @@ Part of the sandbox helper: standard library only, no agentcli imports (see `boo
 from __future__ import annotations
 
 import ctypes
+import os
 
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
 ACT_ALLOW = 0x7FFF0000
 ACT_ERRNO = 0x00050000
 CMP_EQ = 4
@@ -63,22 +68,32 @@ def _library() -> ctypes.CDLL:
         ctypes.POINTER(_ArgCmp),
     )
     lib.seccomp_syscall_resolve_name.argtypes = (ctypes.c_char_p,)
-    lib.seccomp_load.argtypes = (ctypes.c_void_p,)
+    lib.seccomp_export_bpf.argtypes = (ctypes.c_void_p, ctypes.c_int)
     lib.seccomp_release.argtypes = (ctypes.c_void_p,)
     return lib
 
 
 def available() -> bool:
     try:
-        _library()
+        compiled_once()
     except SeccompError:
         return False
     return True
 
 
-def install() -> None:
-    """Load the filter into this process (inherited by everything it starts). Needs
-    no_new_privs (set by Landlock's restrict_self before this). Raises SeccompError."""
+_COMPILED: list[bytes] = []
+
+
+def compiled_once() -> bytes:
+    """`compiled`, built once per process."""
+    if not _COMPILED:
+        _COMPILED.append(compiled())
+    return _COMPILED[0]
+
+
+def compiled() -> bytes:
+    """The filter as a BPF program (struct sock_filter[]), exported by libseccomp for this
+    architecture. Raises SeccompError."""
     lib = _library()
     ctx = lib.seccomp_init(ACT_ALLOW)
     if not ctx:
@@ -94,11 +109,40 @@ def install() -> None:
             number = lib.seccomp_syscall_resolve_name(name.encode())
             if number >= 0:  # a call this architecture does not have needs no rule
                 _add(lib, ctx, ACT_ERRNO | EPERM, number, None)
-        result = lib.seccomp_load(ctx)
-        if result != 0:
-            raise SeccompError(-result, f"seccomp_load failed: error {-result}")
+        reader, writer = os.pipe()
+        try:
+            result = lib.seccomp_export_bpf(ctx, writer)
+            os.close(writer)
+            writer = -1
+            if result != 0:
+                raise SeccompError(-result, f"seccomp_export_bpf failed: error {-result}")
+            program = b""
+            while chunk := os.read(reader, 65536):
+                program += chunk
+        finally:
+            os.close(reader)
+            if writer >= 0:
+                os.close(writer)
     finally:
         lib.seccomp_release(ctx)
+    if not program or len(program) % 8:
+        raise SeccompError("libseccomp exported no usable filter")
+    return program
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_ushort), ("filter", ctypes.c_void_p))
+
+
+def install(program: bytes) -> None:
+    """Load a `compiled` filter into this process (inherited by everything it starts). Needs
+    no_new_privs (Landlock's restrict_self sets it first). Raises SeccompError."""
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        errno = ctypes.get_errno()
+        raise SeccompError(errno, f"prctl(PR_SET_SECCOMP) failed: {os.strerror(errno)}")
 
 
 def _resolve(lib: ctypes.CDLL, name: str) -> int:
