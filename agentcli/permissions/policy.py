@@ -3,12 +3,13 @@
 Order of precedence, first match wins:
 1. a `deny` rule (from any config level or `--deny`) denies, in every mode; a `read(...)` deny
    rule also denies a built-in reader (`cat`, `grep`, ...) whose arguments name such a file;
-2. `yolo` allows everything else; in other modes a recursive reader (`grep -r`, `rg`, `find`)
-   over a directory that may hold such files (any directory, if it follows symbolic links), a
-   reader of files a shell pattern names (`cat src/*`), or a git command that prints committed
-   files (`git show`, `git diff`, `git log -p`), asks, even under an allow rule;
-3. `read-only` denies every write, external action and command outside the built-in
-   read-only set;
+2. `yolo` allows everything else; `read-only` denies every command outside the built-in
+   read-only set (before anything could ask about it);
+3. in other modes a recursive reader (`grep -r`, `rg`, `find`) over a directory that may hold
+   such files (any directory, if it follows symbolic links), a reader of files a shell pattern
+   names (`cat src/*`), or a git command that prints committed files (`git show`, `git diff`,
+   `git log -p`), asks, even under an allow rule; `read-only` denies every write and external
+   action;
 4. destructive commands, writes to `.git/` or agentcli's own config and data (the trust store)
    and `agentcli trust` ask, even under an allow rule;
 5. an `ask` rule asks;
@@ -154,6 +155,9 @@ class RulePolicy:
             return denial
         if self.mode is PermissionMode.YOLO:
             return _allow("yolo mode")
+        if self.mode is PermissionMode.READ_ONLY and not _built_in_read_only(parsed):
+            # Before anything may ask: a yes would run what read-only mode never runs.
+            return _deny("read-only mode runs only the built-in read-only commands")
         denied_reads = self._denied_reads()
         for part in everything:
             why = self._searches_denied(part, denied_reads)
@@ -200,8 +204,6 @@ class RulePolicy:
         return None
 
     def _read_only_shell(self, parsed: ParsedCommand, everything: list[SimpleCommand]) -> Verdict:
-        if not (parsed.narrow_matchable and all(is_read_only_part(p) for p in parsed.parts)):
-            return _deny("read-only mode runs only the built-in read-only commands")
         if not all(self._reads_in_scope(p) for p in parsed.parts):
             return Verdict(Decision.ASK, OUT_OF_SCOPE)
         asked = self._ask_rule(everything)
@@ -310,6 +312,10 @@ class RulePolicy:
         self._said_no_sandbox = True
         problem = self.sandbox_problem or "no OS sandbox is available"
         return f"; auto mode asks for every command because {problem}"
+
+
+def _built_in_read_only(parsed: ParsedCommand) -> bool:
+    return parsed.narrow_matchable and all(is_read_only_part(p) for p in parsed.parts)
 
 
 def _allow(reason: str) -> Verdict:
