@@ -200,7 +200,7 @@ SHELL = {
     "grep -nfsecrets/key.txt README.md": "ddddd",
     "rg -fsecrets/key.txt src": "ddddd",
     "grep -eTODO -m5 README.md": "aaaaa",
-    # bashlex cannot parse it (`$[`), so nothing it reads can be checked: it asks.
+    # Arithmetic (`$[1]`): not a built-in read-only command; it reads a shell pattern.
     "cat $[1] secre*/key.txt": "??d?a",
     # git prints committed files no path in its arguments reveals (`HEAD:secrets/key.txt`).
     "git show HEAD:secrets/key.txt": "????a",
