@@ -39,7 +39,6 @@ from agentcli.permissions.commands import (
     every_command,
     git_prints_files,
     is_protected_path,
-    is_read_only_part,
     needs_git_write,
     needs_network,
     protected_write_reason,
@@ -48,6 +47,7 @@ from agentcli.permissions.commands import (
     searched_dirs,
 )
 from agentcli.permissions.persist import append_allow_rule
+from agentcli.permissions.readonly import is_read_only_part
 from agentcli.permissions.rules import PATH_CLASSES, Rule, RuleKind, RuleSet, parse_rule
 from agentcli.permissions.screen import SearchScreen
 from agentcli.permissions.shell import ParsedCommand, SimpleCommand, parse_command

@@ -47,6 +47,9 @@ class SimpleCommand:
     file_reads: tuple[str, ...] = ()
     """Files its input is redirected from (`< FILE`), its own and those of the compound
     commands around it (`for ...; done < FILE`)."""
+    computed: tuple[bool, ...] = ()
+    """Per argv word: does bash compute it at run time (an expansion, a substitution, `~`,
+    `$'…'`, a brace expansion)? Such a word's text is as written (`$HOME/x`)."""
 
     @property
     def text(self) -> str:
@@ -323,6 +326,7 @@ class _Walker:
                 command.globbed,
                 file_writes=writes + command.file_writes,
                 file_reads=reads + command.file_reads,
+                computed=command.computed,
             )
         (self.nested if nested else self.parts).append(command)
 
@@ -357,6 +361,7 @@ class _Walker:
                 globbed=tuple(word.globbed for word in argv),
                 file_writes=own.writes,
                 file_reads=own.reads,
+                computed=tuple(not word.literal for word in argv),
             ),
             nested=nested,
         )
@@ -412,7 +417,11 @@ class _Walker:
                 words.append(self.assignment(child))
             elif child.is_named:
                 words.append(self.word(child).text)
-        self.emit(SimpleCommand((), tuple(words), (False,) * len(words)), nested=nested)
+        plain = (False,) * len(words)
+        # Bash reads these words as assignments (`export A=~/x` expands `~`), not as argv.
+        self.emit(
+            SimpleCommand((), tuple(words), plain, computed=(True,) * len(words)), nested=nested
+        )
 
     def bracket_test(self, node: Node, *, nested: bool) -> None:
         """`[ … ]` is the `[` builtin: tree-sitter reads an expression, bash passes the words
@@ -436,7 +445,12 @@ class _Walker:
         self.gap(cursor, node.end_byte)
         argv = [self.word(*nodes) for nodes in words]
         self.emit(
-            SimpleCommand((), tuple(w.text for w in argv), tuple(w.globbed for w in argv)),
+            SimpleCommand(
+                (),
+                tuple(w.text for w in argv),
+                tuple(w.globbed for w in argv),
+                computed=tuple(not w.literal for w in argv),
+            ),
             nested=nested,
         )
 

@@ -24,7 +24,8 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.permissions.commands import is_read_only_part, needs_git_write, needs_network
+from agentcli.permissions.commands import needs_git_write, needs_network
+from agentcli.permissions.readonly import is_read_only_part
 from agentcli.permissions.shell import parse_command
 from agentcli.sandbox.explain import SandboxLimits, explain
 

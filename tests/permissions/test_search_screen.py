@@ -226,12 +226,13 @@ SHELL = {
     "git reflog -p": "??d?a",
     "git stash show -p": "??d?a",
     # grep and ls read long options by any unambiguous prefix; grep -d recurse is grep -r.
-    "grep --recurs token .": "????a",
-    "grep --dereference-rec token src": "????a",
+    # (An abbreviated option is never a built-in read-only command: read-only mode denies.)
+    "grep --recurs token .": "??d?a",
+    "grep --dereference-rec token src": "??d?a",
     "grep -d recurse token .": "????a",
     "grep --directories recurse token .": "????a",
-    "grep --dir=recurse token": "????a",
-    "ls --recur": "????a",
+    "grep --dir=recurse token": "??d?a",
+    "ls --recur": "??d?a",
     # Following symbolic links, a search of src/ reaches secrets/ through src/link.
     "grep -R token src": "????a",
     "rg -L token src": "????a",
