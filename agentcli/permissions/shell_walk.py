@@ -89,8 +89,9 @@ def walk(root: Node, source: bytes) -> Walked:
 SKIPPED = "text tree-sitter skipped"
 MISPLACED_COMMENT = "a comment bash may read differently"
 HEREDOC_END = "a here-document bash may end elsewhere"
+BACKQUOTED_HEREDOC = "a backquote in a here-document"
 _MISREADS = frozenset(
-    {SKIPPED, MISPLACED_COMMENT, HEREDOC_END, CUT, JOINED, COMMENT_WORD}
+    {SKIPPED, MISPLACED_COMMENT, HEREDOC_END, BACKQUOTED_HEREDOC, CUT, JOINED, COMMENT_WORD}
     | {"a [ … ] test bash reads differently", "a {variable} redirection"}
     | {"words after a redirection of a compound command", "an unterminated here-document"}
 )
@@ -557,6 +558,9 @@ class _Walker:
         if not quoted and body is not None:
             if any(c in (body.text or b"") for c in b"$`"):
                 self.unsafe(node, "a here-document that expands")
+            if b"`" in (body.text or b""):
+                # tree-sitter reads a backquote there as text: its commands would go unlisted.
+                self.unsafe(node, BACKQUOTED_HEREDOC)
             self.substitutions_of(body)
         return redirections
 

@@ -71,7 +71,7 @@ def read_word(*nodes: Node, assignment: bool = False) -> Word:
     """Read `nodes` (adjacent in the source: one word to bash, however tree-sitter cut it) as
     bash reads a word; `assignment` for the value of `NAME=value` (no pathname or brace
     expansion there, but tilde expansion after `=` and every `:`)."""
-    reader = _Reader()
+    reader = _Reader(nodes[0].start_byte if nodes else 0)
     for node in nodes:
         reader.node(node)
     return reader.finish(assignment=assignment)
@@ -100,7 +100,8 @@ def _text(node: Node) -> str:
 
 
 class _Reader:
-    def __init__(self) -> None:
+    def __init__(self, start: int) -> None:
+        self.start = start
         self.chars: list[tuple[str, bool]] = []
         """(character, quoted) for the literal characters, in order."""
         self.pieces: list[str] = []
@@ -204,7 +205,7 @@ class _Reader:
                 self.reasons.append((offset + index, PARAMETER if char == "$" else "a backquote"))
             elif char in "()":
                 self.reasons.append((offset + index, EXTGLOB))
-            elif char in " \t\n":
+            elif char in " \t\n;&|<>":  # bash would end the word there
                 self.reasons.append((offset + index, JOINED))
             self.literal(char, False)
             index += 1
@@ -216,11 +217,11 @@ class _Reader:
             globbed = any(c in "*?[" and not q for c, q in chars)
             if _has_brace_expansion(chars):
                 globbed = True
-                self.reasons.append((0, BRACE))
+                self.reasons.append((self.start, BRACE))
             if chars and chars[0] == ("#", False):
-                self.reasons.append((0, COMMENT_WORD))
+                self.reasons.append((self.start, COMMENT_WORD))
         if _has_tilde_expansion(chars, assignment=assignment):
-            self.reasons.append((0, TILDE))
+            self.reasons.append((self.start, TILDE))
         return Word(
             text="".join(self.pieces),
             reasons=tuple(self.reasons),

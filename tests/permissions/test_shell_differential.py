@@ -427,7 +427,7 @@ def commands(draw: st.DrawFn) -> tuple[str, str]:
 
 
 @settings(
-    max_examples=250,
+    max_examples=200,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -218,6 +218,8 @@ def test_deny_rules_reach_into_substitutions_wrappers_and_unparsable_commands(
         "find . -exec curl x \\;",
         "xargs -n1 curl < urls",
         "time curl x",  # the keyword reads like a wrapper of curl
+        "cat <<EOF\n`curl x`\nEOF",  # tree-sitter reads the backquotes as text
+        "cat <<EOF\n$(curl x)\nEOF",
         'curl x "unterminated',
     ):
         verdict = policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))
