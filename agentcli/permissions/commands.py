@@ -2,10 +2,9 @@
 protected paths (`.git/`, `.agentcli/`, agentcli's own config and data, `agentcli trust`), or
 needing more than the sandbox gives (network, writes to `.git`).
 
-These are code, not the model's opinion. The read-only set is deliberately small and each entry
-is checked for the options that would make it write or run something else (`find -exec`,
-`rg --pre`, `git diff --output`); destructive detection looks through wrappers such as
-`env`, `sudo`, `xargs`, `bash -c` and `find -exec`. Obfuscation through expansions can hide a
+These are code, not the model's opinion. The read-only set is a small allow-list of programs
+and options (`agentcli.permissions.readonly`); destructive detection looks through wrappers such
+as `env`, `sudo`, `xargs`, `bash -c` and `find -exec`. Obfuscation through expansions can hide a
 destructive command from these checks; in auto mode the OS sandbox is the boundary.
 """
 
@@ -16,6 +15,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from agentcli.permissions.readonly import GIT_SUBCOMMANDS, PROGRAMS, is_read_only_part
 from agentcli.permissions.shell import (
     ParsedCommand,
     SimpleCommand,
@@ -23,20 +23,15 @@ from agentcli.permissions.shell import (
     rough_commands,
 )
 
-READ_ONLY_PLAIN = frozenset({"ls", "cat", "head", "tail", "wc", "grep", "pwd", "echo"})
-GIT_READ_ONLY = frozenset({"status", "diff", "log", "show"})
 GIT_READS_REPOSITORY = frozenset(
     {
-        *GIT_READ_ONLY,
+        *GIT_SUBCOMMANDS,
         *("blame", "ls-files", "ls-tree", "rev-parse", "rev-list", "describe", "grep"),
         *("shortlog", "cat-file", "show-ref", "for-each-ref", "merge-base", "name-rev"),
         *("version", "help", "check-ignore", "var"),
     }
 )
 """git subcommands that only read the repository (they run with `.git` read-only)."""
-FIND_ACTIONS = frozenset(
-    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
-)
 PROTECTED_DIRS = (".git", ".agentcli")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _WRAPPERS = frozenset({"sudo", "doas", "env", "nice", "nohup", "time", "timeout", "command"})
@@ -68,22 +63,10 @@ def is_read_only(command: str) -> bool:
     return parsed.narrow_matchable and all(is_read_only_part(part) for part in parsed.parts)
 
 
-def is_read_only_part(part: SimpleCommand) -> bool:
-    if part.assignments or not part.argv or "/" in part.name:
-        return False
-    name, args = part.name, part.argv[1:]
-    if name in READ_ONLY_PLAIN:
-        return True
-    if name == "find":
-        return not part.has_glob() and not any(arg in FIND_ACTIONS for arg in args)
-    if name == "rg":
-        return not part.has_glob() and not any(arg.startswith("--pre") for arg in args)
-    if name == "git":
-        return _git_read_only(part)
-    return False
-
-
-FILE_READERS = frozenset({"cat", "head", "tail", "wc", "grep", "ls", "find", "rg"})
+FILE_READERS = frozenset(
+    {"cat", "head", "tail", "wc", "grep", "ls", "find", "rg", "nl", "sort", "uniq", "cut"}
+    | {"sed", "stat"}
+)
 """Read-only commands that read the files their arguments name."""
 
 
@@ -113,7 +96,7 @@ def read_paths(part: SimpleCommand, workspace: Path) -> tuple[list[str], bool]:
     return paths, outside
 
 
-_ATTACHED_VALUE = {"grep": "efmABCdD", "rg": "efmABCgtTMjEr"}
+_ATTACHED_VALUE = {name: PROGRAMS[name].valued for name in FILE_READERS if name in PROGRAMS}
 """Short options that take a value, which may be attached (`-fsecrets/key`, `-rnfFILE`)."""
 
 
@@ -192,18 +175,6 @@ def _follows_links(name: str, args: Sequence[str]) -> bool:
     return name == "find" and any(a in ("-L", "-H", "-follow") for a in args)
 
 
-def _git_read_only(part: SimpleCommand) -> bool:
-    # Options before the subcommand (-c, -C, --git-dir, ...) can run programs or point git at a
-    # repository with hooks of its own, so only `git <subcommand>` qualifies.
-    if len(part.argv) < 2 or part.argv[1] not in GIT_READ_ONLY or part.has_glob():
-        return False
-    for arg in part.argv[2:]:
-        option = arg.split("=", 1)[0]
-        if len(option) >= 4 and "--output".startswith(option):
-            return False  # git accepts unambiguous prefixes: --out=FILE writes FILE
-    return True
-
-
 GIT_PRINTS_FILES = frozenset(
     {"show", "diff", "blame", "grep", "cat-file", "archive", "format-patch", "whatchanged"}
     # blame's twin, the plumbing diffs, and commands that print or pack whole histories
@@ -268,8 +239,13 @@ def unwrapped(part: SimpleCommand, depth: int = 0) -> Iterator[SimpleCommand]:
                 args.pop(0)
         if args:
             # The wrapped command's words keep whether bash expands them (`env cat secre*`).
-            globbed = part.globbed[len(part.argv) - len(args) :]
-            inner = SimpleCommand(assignments=(), argv=tuple(args), globbed=globbed)
+            start = len(part.argv) - len(args)
+            inner = SimpleCommand(
+                assignments=(),
+                argv=tuple(args),
+                globbed=part.globbed[start:],
+                computed=part.computed[start:],
+            )
             yield from unwrapped(inner, depth + 1)
     elif name in _SHELLS:
         flag = next((a for a in args[:-1] if re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", a)), None)

@@ -11,7 +11,8 @@ unapproved one past the sandbox. Substitutions in such a command must be read-on
 
 from __future__ import annotations
 
-from agentcli.permissions.commands import is_read_only_part, needs_git_write, needs_network
+from agentcli.permissions.commands import needs_git_write, needs_network
+from agentcli.permissions.readonly import is_read_only_part
 from agentcli.permissions.shell import ParsedCommand
 from agentcli.sandbox.profile import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 

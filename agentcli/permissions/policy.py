@@ -3,12 +3,13 @@
 Order of precedence, first match wins:
 1. a `deny` rule (from any config level or `--deny`) denies, in every mode; a `read(...)` deny
    rule also denies a built-in reader (`cat`, `grep`, ...) whose arguments name such a file;
-2. `yolo` allows everything else; in other modes a recursive reader (`grep -r`, `rg`, `find`)
-   over a directory that may hold such files (any directory, if it follows symbolic links), a
-   reader of files a shell pattern names (`cat src/*`), or a git command that prints committed
-   files (`git show`, `git diff`, `git log -p`), asks, even under an allow rule;
-3. `read-only` denies every write, external action and command outside the built-in
-   read-only set;
+2. `yolo` allows everything else; `read-only` denies every command outside the built-in
+   read-only set (before anything could ask about it);
+3. in other modes a recursive reader (`grep -r`, `rg`, `find`) over a directory that may hold
+   such files (any directory, if it follows symbolic links), a reader of files a shell pattern
+   names (`cat src/*`), or a git command that prints committed files (`git show`, `git diff`,
+   `git log -p`), asks, even under an allow rule; `read-only` denies every write and external
+   action;
 4. destructive commands, writes to `.git/` or agentcli's own config and data (the trust store)
    and `agentcli trust` ask, even under an allow rule;
 5. an `ask` rule asks;
@@ -38,7 +39,6 @@ from agentcli.permissions.commands import (
     every_command,
     git_prints_files,
     is_protected_path,
-    is_read_only_part,
     needs_git_write,
     needs_network,
     protected_write_reason,
@@ -48,6 +48,7 @@ from agentcli.permissions.commands import (
 )
 from agentcli.permissions.confine import escalated
 from agentcli.permissions.persist import append_allow_rule
+from agentcli.permissions.readonly import is_read_only_part
 from agentcli.permissions.rules import PATH_CLASSES, Rule, RuleKind, RuleSet, parse_rule
 from agentcli.permissions.screen import SearchScreen
 from agentcli.permissions.shell import ParsedCommand, SimpleCommand, parse_command
@@ -157,6 +158,9 @@ class RulePolicy:
             return denial
         if self.mode is PermissionMode.YOLO:
             return Verdict(Decision.ALLOW, "yolo mode", confinement=UNCONFINED)
+        if self.mode is PermissionMode.READ_ONLY and not _built_in_read_only(parsed):
+            # Before anything may ask: a yes would run what read-only mode never runs.
+            return _deny("read-only mode runs only the built-in read-only commands")
         if target.outside_sandbox:
             if self.mode is PermissionMode.READ_ONLY:
                 return _deny("read-only mode never runs commands outside the sandbox")
@@ -233,8 +237,6 @@ class RulePolicy:
         return None
 
     def _read_only_shell(self, parsed: ParsedCommand, everything: list[SimpleCommand]) -> Verdict:
-        if not (parsed.narrow_matchable and all(is_read_only_part(p) for p in parsed.parts)):
-            return _deny("read-only mode runs only the built-in read-only commands")
         if not all(self._reads_in_scope(p) for p in parsed.parts):
             return _ask(OUT_OF_SCOPE, READ_ONLY)
         asked = self._ask_rule(everything)
@@ -342,6 +344,10 @@ def _allow(reason: str, confinement: Confinement | None = None) -> Verdict:
 
 def _ask(reason: str, confinement: Confinement) -> Verdict:
     return Verdict(Decision.ASK, reason, confinement=confinement)
+
+
+def _built_in_read_only(parsed: ParsedCommand) -> bool:
+    return parsed.narrow_matchable and all(is_read_only_part(p) for p in parsed.parts)
 
 
 def _deny(reason: str) -> Verdict:

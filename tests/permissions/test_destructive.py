@@ -66,7 +66,10 @@ DESTRUCTIVE = [
     "git branch --delete --force feature",
     "git stash drop",
     "git stash clear",
-    "time rm -rf x",  # bashlex cannot parse `time`: the rough split still finds rm
+    "time rm -rf x",  # the keyword reads like a wrapper of rm
+    "rm x > /dev/null -rf",  # tree-sitter reads `-rf` as a second target; bash passes it to rm
+    "rm -r\\\nf x",  # bash joins the words: `-rf`
+    "''\\rm -rf x",  # one word to bash, two to tree-sitter
     "rm -rf x 'unterminated",
 ]
 

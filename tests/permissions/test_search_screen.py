@@ -176,7 +176,8 @@ def test_the_notice_names_rules_never_files(tmp_path: Path) -> None:
 
 
 # The shell's built-in readers cannot leave files out as the grep tool does: one that searches
-# a directory which may hold denied files asks, even under `shell(*)`, in every mode but yolo.
+# a directory which may hold denied files asks, even under `shell(*)`, in every mode but yolo
+# (read-only mode denies first whatever is not a built-in read-only command: `git -C`, `env`).
 # Rules: `deny read(secrets/**)`; a real workspace with `src/` and `secrets/`.
 SHELL = {
     "grep -rn token .": "????a",
@@ -199,7 +200,7 @@ SHELL = {
     "grep -nfsecrets/key.txt README.md": "ddddd",
     "rg -fsecrets/key.txt src": "ddddd",
     "grep -eTODO -m5 README.md": "aaaaa",
-    # bashlex cannot parse it (`$[`), so nothing it reads can be checked: it asks.
+    # Arithmetic (`$[1]`): not a built-in read-only command; it reads a shell pattern.
     "cat $[1] secre*/key.txt": "??d?a",
     # git prints committed files no path in its arguments reveals (`HEAD:secrets/key.txt`).
     "git show HEAD:secrets/key.txt": "????a",
@@ -207,12 +208,12 @@ SHELL = {
     "git log -p": "????a",
     "git log --patch -- src": "????a",
     "git log -Stoken": "????a",
-    "git -C . grep token": "????a",
-    "git --git-dir .git show HEAD:secrets/key.txt": "????a",
-    "git annotate secrets/key.txt": "????a",
-    "git diff-tree -p HEAD": "????a",
-    "git fast-export --all": "????a",
-    "git --work-tree . --namespace x log -p": "????a",
+    "git -C . grep token": "??d?a",
+    "git --git-dir .git show HEAD:secrets/key.txt": "??d?a",
+    "git annotate secrets/key.txt": "??d?a",
+    "git diff-tree -p HEAD": "??d?a",
+    "git fast-export --all": "??d?a",
+    "git --work-tree . --namespace x log -p": "??d?a",
     "git status": "aaaaa",
     "git log --oneline -5": "aaaaa",
     "git log --stat": "aaaaa",
@@ -222,15 +223,16 @@ SHELL = {
     "git log --binary": "????a",
     "git log -c": "????a",
     "git log --word-diff": "????a",
-    "git reflog -p": "????a",
-    "git stash show -p": "????a",
+    "git reflog -p": "??d?a",
+    "git stash show -p": "??d?a",
     # grep and ls read long options by any unambiguous prefix; grep -d recurse is grep -r.
-    "grep --recurs token .": "????a",
-    "grep --dereference-rec token src": "????a",
+    # (An abbreviated option is never a built-in read-only command: read-only mode denies.)
+    "grep --recurs token .": "??d?a",
+    "grep --dereference-rec token src": "??d?a",
     "grep -d recurse token .": "????a",
     "grep --directories recurse token .": "????a",
-    "grep --dir=recurse token": "????a",
-    "ls --recur": "????a",
+    "grep --dir=recurse token": "??d?a",
+    "ls --recur": "??d?a",
     # Following symbolic links, a search of src/ reaches secrets/ through src/link.
     "grep -R token src": "????a",
     "rg -L token src": "????a",
@@ -245,11 +247,11 @@ SHELL = {
     "wc -l < secre*/key.txt": "????a",
     "ls src/*.py": "????a",
     # ... also run through a wrapper, which must not lose which words bash expands.
-    "env cat secre*/key.txt": "????a",
-    "timeout 5 cat secre*/key.txt": "????a",
-    "nice -n 5 head src/*/key.txt": "????a",
-    "xargs cat secre*/key.txt": "????a",
-    "find src -exec cat secre*/key.txt {} ;": "????a",
+    "env cat secre*/key.txt": "??d?a",
+    "timeout 5 cat secre*/key.txt": "??d?a",
+    "nice -n 5 head src/*/key.txt": "??d?a",
+    "xargs cat secre*/key.txt": "??d?a",
+    "find src -exec cat secre*/key.txt {} ;": "??d?a",
     # An input redirection is a read like an argument, also around a compound command.
     "cat < secrets/key.txt": "ddddd",
     "grep token < secrets/key.txt": "ddddd",

@@ -40,17 +40,22 @@ READ_ONLY = [
     "pwd",
     "tail -n 50 build.log 2>/dev/null",
     "ls src >/dev/null 2>&1 || echo missing",
+    "ls # && rm -rf x",  # a comment where bash starts one: bash runs only ls
+    "ls  # list\npwd",
     'echo "a; rm -rf x"',  # quoted: one word for echo, nothing runs
     "echo 'a && rm -rf x' | cat",
     "l''s -la",  # quotes removed: still ls
     "cat <<'EOF'\n$(rm -rf x)\nEOF",  # quoted here-document: no expansion
-    "echo $HOME ${PWD}",
     "ls *.py",
     "head -n 5 src/*.py",
 ]
 
 NOT_READ_ONLY = [
-    "ls # && rm -rf x",  # bash runs only ls, but comments are where parsers disagree
+    "ls #x\nrm -rf x",  # a comment ends at the newline
+    "ls a#b && rm -rf x",  # not a comment: `#` inside a word
+    "ls\\\n#x && rm -rf x",  # bash joins `ls#x`: a command not found, and rm runs
+    "echo $HOME ${PWD}",  # bash computes these words
+    "ls ~",
     "ls && rm -rf x",
     "ls || rm x",
     "ls; rm x",
@@ -105,6 +110,12 @@ NOT_READ_ONLY = [
     "echo a{b,c}",
     'echo "unterminated',
     "time ls",
+    "coproc ls",
+    "[[ -f x ]]",
+    "rg x --p\\\nre=sh",  # bash joins the words: `--pre=sh`
+    "ls {a,b}",
+    "echo a\\\tb",  # tree-sitter skips `\<tab>`, bash passes a tab
+    "ls a\rb",
     "",
     "ls\x00rm",
 ]
@@ -206,7 +217,9 @@ def test_deny_rules_reach_into_substitutions_wrappers_and_unparsable_commands(
         'sh -c "echo; curl x"',
         "find . -exec curl x \\;",
         "xargs -n1 curl < urls",
-        "time curl x",  # bashlex cannot parse `time`: the rough split still sees curl
+        "time curl x",  # the keyword reads like a wrapper of curl
+        "cat <<EOF\n`curl x`\nEOF",  # tree-sitter reads the backquotes as text
+        "cat <<EOF\n$(curl x)\nEOF",
         'curl x "unterminated',
     ):
         verdict = policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))
@@ -217,9 +230,40 @@ def test_parse_reports_parts_nested_commands_and_why_unsafe() -> None:
     parsed = parse_command("ls src && echo $(git rev-parse HEAD) > out.txt; pwd")
     assert [p.text for p in parsed.parts] == ["ls src", "echo $(git rev-parse HEAD)", "pwd"]
     assert [p.text for p in parsed.nested] == ["git rev-parse HEAD"]
-    assert parsed.unsafe == ["command substitution", "redirection into a file"]
-    assert parsed.parts[1].file_writes == ("out.txt",)
+    assert parsed.unsafe == ("command substitution", "redirection into a file")
+    assert [p.file_writes for p in parsed.parts] == [(), ("out.txt",), ()]
     assert not parsed.narrow_matchable
+
+
+def test_a_command_is_parsed_once_into_immutable_values() -> None:
+    command = "ls -la && echo 'a b' > /dev/null"
+    parsed = parse_command(command)
+    assert parse_command(command) is parsed
+    assert isinstance(parsed.parts, tuple) and isinstance(parsed.unsafe, tuple)
+    assert [p.argv for p in parsed.commands()] == [("ls", "-la"), ("echo", "a b")]
+    with pytest.raises(AttributeError):
+        parsed.parts = ()  # type: ignore[misc]
+
+
+def test_the_policy_and_the_tool_share_one_parse(tmp_path: Path) -> None:
+    """The decision carries how the command runs (here: with .git writable), so nothing parses
+    it again to confine it; the tool's own checks reuse the same parse."""
+    from agentcli.tools.shell import is_read_only_command
+
+    command = "git add -A && git commit -m \"$(cat <<'EOF'\nwip\nEOF\n)\""
+    parse_command.cache_clear()
+    policy = build_policy(
+        mode=PermissionMode.DEFAULT,
+        flag_allow=["shell(*)"],
+        workspace=tmp_path,
+        sandbox_available=True,
+        persist=False,
+    )
+    verdict = policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))
+    assert verdict.decision is Decision.ALLOW
+    assert verdict.confinement is not None and verdict.confinement.git_write
+    assert not is_read_only_command(command)
+    assert parse_command.cache_info().misses == 1
 
 
 @settings(max_examples=300, deadline=None)
@@ -230,18 +274,32 @@ def test_the_parser_never_raises(text: str) -> None:
     is_read_only(text)
 
 
-# bashlex 0.18 loops forever (memory growing) on `${` with no `}` after it in the same word;
-# CI once lost a worker to it (the property test below found such an input).
+# Inputs that made bashlex 0.18 loop forever (an unclosed `${`): tree-sitter reads them as
+# syntax errors; and inputs that are only deep or long are read, or refused, without raising.
 @pytest.mark.parametrize(
     "command",
-    # Both found by fuzzing; bashlex's tokenizer rejects the plain `echo ${` before the loop.
     ["echo ok';;;${\\\"'b)\\'", "echo ok'b\\{}${ >({');>\\a<;\\"],
 )
-def test_an_unclosed_parameter_brace_is_a_parse_error_not_a_hang(command: str) -> None:
+def test_an_unclosed_parameter_brace_is_a_parse_error(command: str) -> None:
     parsed = parse_command(command)
     assert not parsed.ok
-    assert "no closing '}'" in (parsed.error or "")
     assert not parsed.narrow_matchable
+
+
+@pytest.mark.parametrize(
+    ("command", "ok"),
+    [
+        ("echo " + "$(" * 2000 + "ls" + ")" * 2000, False),
+        ("{ " * 2000 + "ls" + "; }" * 2000, False),
+        ("ls \\\n" * 500 + "-la", False),
+        ("ls \\\n" * 50 + "-la", True),
+        ("echo " + "a " * 25_000, True),
+    ],
+)
+def test_deep_or_long_commands_never_raise(command: str, ok: bool) -> None:
+    parsed = parse_command(command)
+    assert parsed.ok is ok, parsed.error
+    assert parsed.narrow_matchable is ok
 
 
 @pytest.mark.parametrize("command", ["echo ok >&-", "echo ok <&- 2>&1"])
@@ -250,39 +308,6 @@ def test_closing_a_file_descriptor_is_no_file_write(command: str) -> None:
     assert parsed.ok, parsed.error
     assert "redirection into a file" not in parsed.unsafe
     assert all(not part.file_writes for part in parsed.parts)
-
-
-def test_a_parser_that_never_returns_is_given_up_and_the_command_is_unparsable(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import signal
-    import time
-
-    from agentcli.permissions import shell
-
-    class Looping:
-        @staticmethod
-        def parse(source: str) -> list[object]:
-            while True:  # as bashlex did on an unclosed `${`
-                pass
-
-    def before(signum: int, frame: object) -> None:
-        raise AssertionError("the previous SIGALRM handler must not run")
-
-    monkeypatch.setattr(shell, "_BASHLEX", Looping)
-    monkeypatch.setattr(shell, "PARSE_TIME_LIMIT_S", 0.2)
-    previous = signal.signal(signal.SIGALRM, before)
-    try:
-        started = time.monotonic()
-        parsed = parse_command("echo ok")
-        assert time.monotonic() - started < 5
-        assert not parsed.ok and "over 0.2s" in (parsed.error or "")
-        assert not parsed.narrow_matchable
-        # The handler and the timer are the caller's again.
-        assert signal.getsignal(signal.SIGALRM) is before
-        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-    finally:
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_commands_parse_off_the_main_thread_too() -> None:
@@ -322,25 +347,34 @@ def test_whatever_follows_echo_a_narrow_rule_allows_only_echo(suffix: str) -> No
 # around a `read(...)` deny rule).
 READS_OUTSIDE = [
     "cat /etc/passwd",
-    "cat ~/.ssh/id_rsa",
     "head -n 5 ../other/secret.txt",
-    "cat $HOME/.aws/credentials",
     "grep -rn password /",
     "grep -f /etc/shadow src",
     "grep -f/etc/shadow src",
-    "ls -la ~",
     "find / -name id_rsa",
     "wc -l src/../../outside",
     "cat linked/secret",  # a symlink inside the workspace to a directory outside it
-    "cat < ~/.ssh/id_rsa",  # an input redirection reads like an argument
-    "wc -l < /etc/shadow",
+    "wc -l < /etc/shadow",  # an input redirection reads like an argument
     "{ cat; } < /etc/passwd",
 ]
+EXPANDS_OUTSIDE = [
+    "cat ~/.ssh/id_rsa",
+    "cat $HOME/.aws/credentials",
+    "ls -la ~",
+    "cat < ~/.ssh/id_rsa",
+]
+"""Words bash computes: not a built-in read-only command at all (read-only mode denies)."""
 
 
-@pytest.mark.parametrize("command", READS_OUTSIDE)
-@pytest.mark.parametrize("mode", ["default", "accept-edits", "read-only"])
-def test_reads_outside_the_workspace_ask(command: str, mode: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("command", "mode", "expected"),
+    [(c, m, Decision.ASK) for c in READS_OUTSIDE for m in ("default", "accept-edits", "read-only")]
+    + [(c, m, Decision.ASK) for c in EXPANDS_OUTSIDE for m in ("default", "accept-edits")]
+    + [(c, "read-only", Decision.DENY) for c in EXPANDS_OUTSIDE],
+)
+def test_reads_outside_the_workspace_ask(
+    command: str, mode: str, expected: Decision, tmp_path: Path
+) -> None:
     workspace = tmp_path / "ws"
     (workspace / "src").mkdir(parents=True)
     outside = tmp_path / "outside"
@@ -354,7 +388,7 @@ def test_reads_outside_the_workspace_ask(command: str, mode: str, tmp_path: Path
         persist=False,
     )
     verdict = policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))
-    assert verdict.decision is Decision.ASK
+    assert verdict.decision is expected
     inside = policy.decide(Risk.EXECUTE, PermissionTarget("shell", "cat src/a.py", "x"))
     assert inside.decision is Decision.ALLOW
 
