@@ -98,6 +98,10 @@ async def _cancel_ms(ctx: ToolContext, marker: str) -> float | None:
     return None if survivors else elapsed
 
 
+async def _cancel_rounds(ctx: ToolContext) -> list[float | None]:
+    return [await _cancel_ms(ctx, f"987.{n}") for n in range(5)]
+
+
 def _running(marker: str) -> list[int]:
     """The `sleep MARKER` processes still running (not zombies)."""
     found = []
@@ -151,7 +155,7 @@ def run() -> list[tuple[str, str]]:
             ),
             ("sandboxed", _confined(workspace, box, WORKSPACE_WRITE)),
         ):
-            results = [asyncio.run(_cancel_ms(ctx, f"987.{n}")) for n in range(5)]
+            results = asyncio.run(_cancel_rounds(ctx))
             done = [ms for ms in results if ms is not None]
             survived = len(results) - len(done)
             summary = f"median {statistics.median(done):.0f} ms until all gone" if done else ""
