@@ -567,6 +567,26 @@ def run_members(
     return outcome
 
 
+_EVIDENCE = {
+    "markers": lambda v: f"markers:\n{describe_markers(v)}",
+    "state_changes": lambda v: f"agentcli state changed: {describe_state(v)}",
+    "alive_after_exit": lambda v: f"processes outlived agentcli: {v}",
+    "request_leaks": lambda v: f"secrets sent to the model: {v}",
+    "workspace_leaks": lambda v: f"secrets written into workspace files: {v}",
+}
+
+
+def batch_problems(outcome: dict[str, Any], *kinds: str) -> list[str]:
+    """What a batch's outcome shows went wrong, for each kind of evidence named (keys of
+    the outcome: markers, state_changes, alive_after_exit, request_leaks, workspace_leaks)."""
+    return [_EVIDENCE[kind](outcome[kind]) for kind in kinds if outcome[kind]]
+
+
+def assert_clean(problems: list[str], outcome: dict[str, Any], what: str) -> None:
+    details = "\n".join([*problems, describe_run(outcome)])
+    assert not problems, f"{what}:\n{details}"
+
+
 def describe_run(outcome: dict[str, Any]) -> str:
     """One line per agentcli invocation: exit code, terminal reason, stderr tail."""
     lines = []

@@ -25,10 +25,10 @@ from tests.adversarial.lab import (
     GITATTRIBUTES,
     Lab,
     Member,
+    assert_clean,
+    batch_problems,
     describe_markers,
     describe_member,
-    describe_run,
-    describe_state,
     init_repo,
     plant_hostile_git,
     run_members,
@@ -258,14 +258,5 @@ def test_class1_git_member_runs_nothing(outcome: dict[str, Any], mode: str, slug
 def test_class1_batch_leaves_nothing(outcome: dict[str, Any], mode: str, kind: str) -> None:
     """Whatever ran it (a member, or agentcli's own git calls): no marker, no changed state,
     no process left, no secret sent."""
-    problems = []
-    if outcome["markers"]:
-        problems.append(f"markers:\n{describe_markers(outcome['markers'])}")
-    if outcome["state_changes"]:
-        problems.append(f"agentcli state changed: {describe_state(outcome['state_changes'])}")
-    if outcome["alive_after_exit"]:
-        problems.append(f"processes outlived agentcli: {outcome['alive_after_exit']}")
-    if outcome["request_leaks"]:
-        problems.append(f"secrets sent to the model: {outcome['request_leaks']}")
-    details = "\n".join([*problems, describe_run(outcome)])
-    assert not problems, f"class 1 batch {kind!r}, mode {mode!r}:\n{details}"
+    kinds = ("markers", "state_changes", "alive_after_exit", "request_leaks")
+    assert_clean(batch_problems(outcome, *kinds), outcome, f"class 1 batch {kind!r}, mode {mode!r}")

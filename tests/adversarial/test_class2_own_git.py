@@ -27,10 +27,11 @@ from tests.adversarial.lab import (
     GITATTRIBUTES,
     MECHANISMS,
     Lab,
+    assert_clean,
+    batch_problems,
     call,
     describe_markers,
     describe_run,
-    describe_state,
     init_repo,
     mechanism_of,
     plant_hostile_git,
@@ -117,12 +118,5 @@ def test_class2_own_git_runs_no_repo_program(
 def test_class2_own_git_leaves_nothing_behind(
     outcome: dict[str, Any], mode: str, variant: str
 ) -> None:
-    problems = []
-    if outcome["state_changes"]:
-        problems.append(f"agentcli state changed: {describe_state(outcome['state_changes'])}")
-    if outcome["alive_after_exit"]:
-        problems.append(f"processes outlived agentcli: {outcome['alive_after_exit']}")
-    if outcome["request_leaks"]:
-        problems.append(f"secrets sent to the model: {outcome['request_leaks']}")
-    details = "\n".join([*problems, describe_run(outcome)])
-    assert not problems, f"class 2 (hostile repo, variant {variant!r}), mode {mode!r}:\n{details}"
+    problems = batch_problems(outcome, "state_changes", "alive_after_exit", "request_leaks")
+    assert_clean(problems, outcome, f"class 2 (hostile repo, variant {variant!r}), mode {mode!r}")

@@ -27,10 +27,11 @@ from tests.adversarial.lab import (
     HOOKS,
     Lab,
     Member,
+    assert_clean,
+    batch_problems,
     call,
     describe_markers,
     describe_run,
-    describe_state,
     hostile_git_keys,
     run_members,
     sh,
@@ -174,12 +175,5 @@ def test_class3_planted_git_runs_nothing_unconfined(
 def test_class3_planted_git_leaves_nothing_behind(
     outcome: dict[str, Any], mode: str, planting: str
 ) -> None:
-    problems = []
-    if outcome["state_changes"]:
-        problems.append(f"agentcli state changed: {describe_state(outcome['state_changes'])}")
-    if outcome["alive_after_exit"]:
-        problems.append(f"processes outlived agentcli: {outcome['alive_after_exit']}")
-    if outcome["request_leaks"]:
-        problems.append(f"secrets sent to the model: {outcome['request_leaks']}")
-    details = "\n".join([*problems, describe_run(outcome)])
-    assert not problems, f"class 3, member {planting!r}, mode {mode!r}:\n{details}"
+    problems = batch_problems(outcome, "state_changes", "alive_after_exit", "request_leaks")
+    assert_clean(problems, outcome, f"class 3, member {planting!r}, mode {mode!r}")

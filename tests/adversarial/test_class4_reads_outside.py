@@ -26,10 +26,10 @@ import pytest
 from tests.adversarial.lab import (
     Lab,
     Member,
+    assert_clean,
+    batch_problems,
     call,
     describe_member,
-    describe_run,
-    describe_state,
     init_repo,
     run_members,
     sh,
@@ -133,12 +133,5 @@ def test_class4_member_reads_nothing_outside(outcome: dict[str, Any], mode: str,
 
 @pytest.mark.parametrize("mode", MODES)
 def test_class4_no_secret_reaches_the_model(outcome: dict[str, Any], mode: str) -> None:
-    problems = []
-    if outcome["request_leaks"]:
-        problems.append(f"secrets in requests to the model: {outcome['request_leaks']}")
-    if outcome["workspace_leaks"]:
-        problems.append(f"secrets in workspace files: {outcome['workspace_leaks']}")
-    if outcome["state_changes"]:
-        problems.append(f"agentcli state changed: {describe_state(outcome['state_changes'])}")
-    details = "\n".join([*problems, describe_run(outcome)])
-    assert not problems, f"class 4 batch, mode {mode!r}:\n{details}"
+    problems = batch_problems(outcome, "request_leaks", "workspace_leaks", "state_changes")
+    assert_clean(problems, outcome, f"class 4 batch, mode {mode!r}")

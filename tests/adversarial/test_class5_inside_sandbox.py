@@ -34,9 +34,9 @@ from tests.adversarial.conftest import requires_landlock
 from tests.adversarial.lab import (
     Lab,
     Member,
+    batch_problems,
     describe_member,
     describe_run,
-    describe_state,
     run_members,
     sh,
 )
@@ -377,13 +377,7 @@ def test_class5_batch_reaches_nothing(outcome: dict[str, Any], batch: str) -> No
         received.pop("tcp", None)
     if received:
         problems.append(f"listeners were reached: {received}")
-    if outcome["request_leaks"]:
-        problems.append(f"secrets sent to the model: {outcome['request_leaks']}")
-    if outcome["workspace_leaks"]:
-        problems.append(f"secrets written into the workspace: {outcome['workspace_leaks']}")
-    if outcome["alive_after_exit"]:
-        problems.append(f"processes outlived agentcli: {outcome['alive_after_exit']}")
-    if outcome["state_changes"]:
-        problems.append(f"agentcli state changed: {describe_state(outcome['state_changes'])}")
+    kinds = ("request_leaks", "workspace_leaks", "alive_after_exit", "state_changes")
+    problems += batch_problems(outcome, *kinds)
     details = "\n".join([*problems, describe_run(outcome)])
     assert not problems, f"class 5 batch {batch}:\n{details}"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.permissions import Decision, PermissionMode
+from agentcli.permissions import Decision, PermissionMode, Verdict
 from agentcli.permissions.setup import build_policy
 from agentcli.sandbox.profile import Confinement, Profile
 from agentcli.tools.base import PermissionTarget, Risk
@@ -49,6 +49,24 @@ ROWS = [
 ]
 
 
+def verdict_for(
+    target: PermissionTarget,
+    mode: str,
+    workspace: Path,
+    allow: tuple[str, ...] = (),
+    deny: tuple[str, ...] = (),
+) -> Verdict:
+    policy = build_policy(
+        mode=PermissionMode(mode),
+        flag_allow=allow,
+        flag_deny=deny,
+        workspace=workspace,
+        sandbox_available=True,
+        persist=False,
+    )
+    return policy.decide(Risk.EXECUTE, target)
+
+
 @pytest.mark.parametrize(
     ("mode", "command", "allow", "decision", "confinement"),
     ROWS,
@@ -62,14 +80,7 @@ def test_the_decision_carries_its_confinement(
     confinement: Confinement,
     tmp_path: Path,
 ) -> None:
-    policy = build_policy(
-        mode=PermissionMode(mode),
-        flag_allow=allow,
-        workspace=tmp_path,
-        sandbox_available=True,
-        persist=False,
-    )
-    verdict = policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))
+    verdict = verdict_for(PermissionTarget("shell", command, command), mode, tmp_path, allow)
     assert (verdict.decision, verdict.confinement) == (decision, confinement), verdict.reason
 
 
@@ -78,15 +89,8 @@ def test_the_decision_carries_its_confinement(
 def test_running_outside_the_sandbox_always_asks_a_person(
     mode: str, allow: tuple[str, ...], tmp_path: Path
 ) -> None:
-    policy = build_policy(
-        mode=PermissionMode(mode),
-        flag_allow=allow,
-        workspace=tmp_path,
-        sandbox_available=True,
-        persist=False,
-    )
     target = PermissionTarget("shell", "make build", "run", outside_sandbox=True)
-    verdict = policy.decide(Risk.EXECUTE, target)
+    verdict = verdict_for(target, mode, tmp_path, allow)
     assert verdict.decision is Decision.ASK
     assert verdict.confinement == OUT
     assert verdict.suggested_rule is None  # an "always" answer must not allow it next time
@@ -97,14 +101,7 @@ def test_outside_the_sandbox_in_read_only_and_yolo_and_under_a_deny(tmp_path: Pa
     target = PermissionTarget("shell", "make build", "run", outside_sandbox=True)
 
     def decide(mode: str, deny: tuple[str, ...] = ()) -> tuple[Decision, Confinement | None]:
-        policy = build_policy(
-            mode=PermissionMode(mode),
-            flag_deny=deny,
-            workspace=tmp_path,
-            sandbox_available=True,
-            persist=False,
-        )
-        verdict = policy.decide(Risk.EXECUTE, target)
+        verdict = verdict_for(target, mode, tmp_path, deny=deny)
         return verdict.decision, verdict.confinement
 
     assert decide("read-only")[0] is Decision.DENY
