@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.errors import UsageError
+from agentcli.ui.safe import visible
 
 _INT = re.compile(r"[0-9]+")
 _FLOAT = re.compile(r"[0-9]+(?:\.[0-9]+)?|\.[0-9]+")
@@ -220,14 +221,16 @@ def guarded(call: Callable[[], int]) -> int:
         sys.stderr.write("\nagentcli: aborted\n")
         return 130
     except UsageError as exc:
-        sys.stderr.write(f"agentcli: error: {exc.message}\n")
+        sys.stderr.write(f"agentcli: error: {visible(exc.message)}\n")
         if exc.hint:
-            sys.stderr.write(f"  hint: {exc.hint}\n")
+            sys.stderr.write(f"  hint: {visible(exc.hint)}\n")
         return 2
     except Exception as exc:  # a bug: one line for the user, the traceback in a log file
         from agentcli.ui.errorlog import log_internal_error
 
         log = log_internal_error(exc)
         where = f" (details in {log})" if log is not None else ""
-        sys.stderr.write(f"agentcli: internal error: {type(exc).__name__}: {exc}{where}\n")
+        sys.stderr.write(
+            f"agentcli: internal error: {type(exc).__name__}: {visible(str(exc))}{where}\n"
+        )
         return 1

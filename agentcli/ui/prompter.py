@@ -2,7 +2,9 @@
 
 It shows the tool, its risk and what will happen (the request's preview — a diff for an edit,
 the command and cwd for shell — or else the target's summary; for a command, how it will run:
-in which sandbox profile, or in red, OUTSIDE the sandbox) and takes one key: `y` yes once,
+in which sandbox profile, or in red, OUTSIDE the sandbox). Untrusted text is shown exactly,
+control and invisible characters as escapes, with a warning in plain words when there are any
+(`agentcli.ui.safe`). It takes one key: `y` yes once,
 `a` always (saved as the suggested rule), `n` no, then an optional reason that goes to the
 model. Requests are asked strictly one at a time. Keys typed before the question appeared are
 discarded so that type-ahead can never answer a permission prompt. Ctrl-C cancels the task.
@@ -28,6 +30,7 @@ from rich.text import Text
 
 from agentcli.permissions import Answer, PermissionRequest, PromptAnswer
 from agentcli.ui.repl.calls import diff_text
+from agentcli.ui.safe import hidden_characters, visible
 
 MAX_PREVIEW_LINES = 60
 MAX_SUMMARY = 50
@@ -53,14 +56,15 @@ def is_diff(text: str) -> bool:
 
 
 def preview_text(request: PermissionRequest) -> Text:
-    """What will happen, as the user should read it before saying yes."""
+    """What will happen, as the user should read it before saying yes: every control or
+    invisible character written as an escape (`agentcli.ui.safe`), none dropped."""
     body = request.preview.strip("\n") or request.target.summary
-    lines = body.splitlines()
+    lines = body.split("\n")  # not splitlines: \r, \x0b, \x1c… stay in the line, escaped
     if is_diff(body):
         return diff_text(lines, max_lines=MAX_PREVIEW_LINES)
     text = Text()
     for line in lines[:MAX_PREVIEW_LINES]:
-        text.append(f"    {line}\n")
+        text.append(f"    {visible(line, keep='', crlf=False)}\n")
     if len(lines) > MAX_PREVIEW_LINES:
         text.append(f"    … {len(lines) - MAX_PREVIEW_LINES} more lines\n", style="dim")
     return text
@@ -107,12 +111,12 @@ class TerminalPrompter:
                 return PromptAnswer(Answer.NO, await self._read_reason())
 
     def _show(self, request: PermissionRequest) -> None:
-        summary = " ".join(request.target.summary.split())
+        summary = visible(request.target.summary, keep="", crlf=False)
         if request.preview.strip() and len(summary) > MAX_SUMMARY:
             summary = summary[: MAX_SUMMARY - 1] + "…"  # the preview below shows it whole
         head = Text()
         head.append("? ", style="bold yellow")
-        head.append(request.tool, style="bold")
+        head.append(visible(request.tool, keep=""), style="bold")
         head.append(f" wants to {summary}", style="")
         head.append(f"  [{request.risk.value}]", style="magenta")
         self.console.print(head, soft_wrap=False)
@@ -121,6 +125,17 @@ class TerminalPrompter:
                 self.previewed.add(request.call_id)
             # Soft wrap: a command or path must never look split into two lines.
             self.console.print(preview_text(request), end="", soft_wrap=True)
+        hidden = hidden_characters(request.target.subject, keep="\n")
+        if hidden:
+            warning = Text("  ⚠ ", style="bold red")
+            warning.append(
+                f"this contains {hidden} control or invisible character"
+                f"{'' if hidden == 1 else 's'} (an escape sequence, a carriage return, a bidi "
+                "or zero-width character…), shown above as \\x.. / \\u.. escapes; they are "
+                "part of what will run",
+                style="bold red",
+            )
+            self.console.print(warning, soft_wrap=True)
         if request.confinement is not None:
             unconfined = not request.confinement.sandboxed
             where = Text("  ⚠ " if unconfined else "  ", style="bold red")
@@ -128,13 +143,14 @@ class TerminalPrompter:
             where.stylize("bold red" if unconfined else "dim")
             self.console.print(where, soft_wrap=True)
             if unconfined and request.reason:
-                self.console.print(Text(f"  why: {request.reason}", style="red"), soft_wrap=True)
+                why = Text(f"  why: {visible(request.reason)}", style="red")
+                self.console.print(why, soft_wrap=True)
         options = Text("  y", style="bold")
         options.append(" yes")
         if request.suggested_rule:
             options.append(" · ")
             options.append("a", style="bold")
-            options.append(f" always allow {request.suggested_rule}")
+            options.append(f" always allow {visible(request.suggested_rule, keep='')}")
         options.append(" · ")
         options.append("n", style="bold")
         options.append(" no")

@@ -1,7 +1,9 @@
 """Renderers for `agentcli run`: progress on stderr, the answer on stdout.
 
 - text: a compact line per tool call, retries and notices on stderr; the final answer alone on
-  stdout, so `agentcli run … > answer.txt` captures just the answer.
+  stdout, so `agentcli run … > answer.txt` captures just the answer. Everything untrusted (the
+  model's text, commands, paths, errors) goes through `agentcli.ui.safe` first: no control or
+  escape sequence reaches the terminal.
 - json: nothing while running; one JSON object on stdout at the end.
 - stream-json: one JSON event per line on stdout as things happen, then the result object with
   `"type": "result"` as the last line.
@@ -28,22 +30,25 @@ from agentcli.events import (
     ToolCallStarted,
 )
 from agentcli.tasks import TaskResult
+from agentcli.ui.safe import safe_console, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-
-def escape(text: str) -> str:
-    # rich is imported on first use: `run` prints nothing before its first request.
-    from rich.markup import escape as rich_escape
-
-    return rich_escape(text)
+    from rich.text import Text
 
 
 def _console(stream: TextIO) -> Console:
-    from rich.console import Console
+    return safe_console(file=stream, soft_wrap=True)
 
-    return Console(file=stream, highlight=False, soft_wrap=True)
+
+def _text(*parts: tuple[str, str]) -> Text:
+    """A line from (text, style) pairs; the text is made visible (never read as markup)."""
+    from rich.text import Text
+
+    line = Text()
+    for text, style in parts:
+        line.append(visible(text), style=style)
+    return line
 
 
 def _target(inp: dict[str, Any]) -> str:
@@ -72,33 +77,45 @@ class TextProgress:
     def __call__(self, event: Event) -> None:
         if self.quiet or isinstance(event, TextDelta | ThinkingDelta):
             return
-        out = self.console.print
+        line = self._line(event)
+        if line is not None:
+            self.console.print(line)
+
+    def _line(self, event: Event) -> Text | None:
         if isinstance(event, ToolCallStarted):
             self._inputs[event.call_id] = event.input
-        elif isinstance(event, ToolCallFinished):
-            target = escape(_target(self._inputs.get(event.call_id, {})))
-            mark = "[red]✗[/red]" if event.is_error else "[green]✓[/green]"
-            detail = f" [dim]{escape(event.summary)}[/dim]" if event.is_error else ""
-            out(f"{mark} {event.name} {target} [dim]({event.duration_s:.2f}s)[/dim]{detail}")
-        elif isinstance(event, ModelResponded) and event.tool_calls and event.text.strip():
-            out(f"[dim]{escape(event.text.strip())}[/dim]")
-        elif isinstance(event, ModelRetrying):
-            out(
-                f"[yellow]model request failed ({escape(event.reason)}); retry {event.attempt} "
-                f"in {event.delay_s:.1f}s[/yellow]"
+            return None
+        if isinstance(event, ToolCallFinished):
+            target = _target(self._inputs.get(event.call_id, {}))
+            mark = ("✗", "red") if event.is_error else ("✓", "green")
+            detail = (f" {event.summary}", "dim") if event.is_error else ("", "")
+            return _text(
+                mark,
+                (f" {event.name} {target} ", ""),
+                (f"({event.duration_s:.2f}s)", "dim"),
+                detail,
             )
-        elif isinstance(event, PermissionDecided) and event.decision == "deny":
-            out(f"[red]denied[/red] {event.name}: {escape(event.reason)}")
-        elif isinstance(event, Notice):
-            out(f"[yellow]{escape(event.message)}[/yellow]")
-        elif isinstance(event, AcceptanceStarted):
-            out(f"[cyan]checking[/cyan] {escape(event.command)}")
-        elif isinstance(event, AcceptanceFinished):
-            verdict = "[green]passed[/green]" if event.passed else "[red]failed[/red]"
-            out(
-                f"{verdict} {escape(event.command)} (exit {event.exit_code}, "
-                f"{event.duration_s:.1f}s)"
+        if isinstance(event, ModelResponded) and event.tool_calls and event.text.strip():
+            return _text((event.text.strip(), "dim"))
+        if isinstance(event, ModelRetrying):
+            return _text(
+                (
+                    f"model request failed ({event.reason}); retry {event.attempt} "
+                    f"in {event.delay_s:.1f}s",
+                    "yellow",
+                )
             )
+        if isinstance(event, PermissionDecided) and event.decision == "deny":
+            return _text(("denied", "red"), (f" {event.name}: {event.reason}", ""))
+        if isinstance(event, Notice):
+            return _text((event.message, "yellow"))
+        if isinstance(event, AcceptanceStarted):
+            return _text(("checking", "cyan"), (f" {event.command}", ""))
+        if isinstance(event, AcceptanceFinished):
+            verdict = ("passed", "green") if event.passed else ("failed", "red")
+            ran = f" {event.command} (exit {event.exit_code}, {event.duration_s:.1f}s)"
+            return _text(verdict, (ran, ""))
+        return None
 
 
 class StreamJson:
@@ -119,7 +136,7 @@ def print_result(result: TaskResult, output_format: str, *, quiet: bool = False)
         sys.stdout.write(json.dumps({"type": "result", **result.to_json()}) + "\n")
     else:
         if result.final_text:
-            sys.stdout.write(result.final_text.rstrip("\n") + "\n")
+            sys.stdout.write(visible(result.final_text.rstrip("\n")) + "\n")
         if not quiet:
             _print_verdict(result)
     sys.stdout.flush()
@@ -132,22 +149,28 @@ def _print_verdict(result: TaskResult) -> None:
     statuses = Counter(call["status"] for call in result.tool_calls)
     executed = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items())) or "none"
     console.print(
-        f"[dim]proposed: {len(result.tool_calls)} tool calls · executed: {executed}[/dim]"
+        _text((f"proposed: {len(result.tool_calls)} tool calls · executed: {executed}", "dim"))
     )
     if result.acceptance:
         for check in result.acceptance:
-            mark = "[green]passed[/green]" if check.passed else "[red]failed[/red]"
+            mark = ("passed", "green") if check.passed else ("failed", "red")
             code = "timeout" if check.exit_code is None else f"exit {check.exit_code}"
+            where = (check.artifact_version or "?")[:16]
             console.print(
-                f"verified: {mark} {escape(check.command)} ({code}) on "
-                f"{(check.artifact_version or '?')[:16]}"
+                _text(("verified: ", ""), mark, (f" {check.command} ({code}) on {where}", ""))
             )
     elif result.state.value == "unverified":
-        console.print("verified: nothing — no acceptance checks were set (--accept)")
+        console.print(_text(("verified: nothing — no acceptance checks were set (--accept)", "")))
     color = {"succeeded": "green", "unverified": "yellow"}.get(result.state.value, "red")
     console.print(
-        f"[{color}]task {result.state.value}[/{color}] ({result.reason.value}) · "
-        f"{result.turns} turns · {result.usage.total_tokens} tokens · cost {cost}"
+        _text(
+            (f"task {result.state.value}", color),
+            (
+                f" ({result.reason.value}) · {result.turns} turns · "
+                f"{result.usage.total_tokens} tokens · cost {cost}",
+                "",
+            ),
+        )
     )
     if result.error:
-        console.print(f"[red]{escape(result.error)}[/red]")
+        console.print(_text((result.error, "red")))

@@ -42,6 +42,7 @@ from agentcli.tools.base import ToolContext
 from agentcli.tools.builtin import builtin_tools
 from agentcli.tools.process_group import kill_live_groups
 from agentcli.ui.render import StreamJson, TextProgress, print_result
+from agentcli.ui.safe import visible
 from agentcli.ui.sessions import OpenedSession, find_resumed, open_session
 from agentcli.usage import Budget, Usage, price_for
 
@@ -151,7 +152,7 @@ def build_manager(
         mode=mode, allow=options.allow, deny=options.deny, files=files, workspace=workspace
     )
     for notice in permissions.notices:
-        sys.stderr.write(f"agentcli: {notice}\n")
+        sys.stderr.write(f"agentcli: {visible(notice)}\n")
     budget = build_budget(options, model_name)
     # Everything that can reject the invocation runs before the SDK import and the session.
     acceptance = build_acceptance(options, files, workspace, events)
@@ -236,7 +237,7 @@ def file_config(options: RunOptions, workspace: Path, events: EventSink) -> File
     if notice is not None:
         events(Notice(level="warning", message=notice))
         if isinstance(events, StreamJson) or (isinstance(events, TextProgress) and events.quiet):
-            sys.stderr.write(f"agentcli: {notice}\n")
+            sys.stderr.write(f"agentcli: {visible(notice)}\n")
     return files
 
 
@@ -338,11 +339,11 @@ def terminal_prompter() -> Prompter | None:
     if not (sys.stdin is not None and sys.stdin.isatty() and sys.stderr.isatty()):
         return None
     from prompt_toolkit.output import create_output
-    from rich.console import Console
 
     from agentcli.ui.prompter import TerminalPrompter
+    from agentcli.ui.safe import safe_console
 
-    return TerminalPrompter(Console(file=sys.stderr), output=create_output(stdout=sys.stderr))
+    return TerminalPrompter(safe_console(file=sys.stderr), output=create_output(stdout=sys.stderr))
 
 
 def run_command(options: RunOptions) -> int:

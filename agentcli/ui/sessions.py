@@ -28,6 +28,7 @@ from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.store.sqlite import SqliteJournal
+from agentcli.ui.safe import visible
 
 if TYPE_CHECKING:
     from agentcli.checkpoints import UndoResult
@@ -182,8 +183,12 @@ def sessions_list(workspace: Path | None, all_: bool, out: TextIO = sys.stdout) 
         prompt = _short(row.last_prompt or "", 60)
         place = f"  {row.workspace}" if all_ else ""
         out.write(
-            f"{row.id}  {_when(row.updated_at)}  {row.model}  {_count(row.tasks, 'task')}  "
-            f"{_count(row.messages, 'message')}{place}  {prompt}\n"
+            visible(
+                f"{row.id}  {_when(row.updated_at)}  {row.model}  {_count(row.tasks, 'task')}  "
+                f"{_count(row.messages, 'message')}{place}  {prompt}",
+                keep="",
+            )
+            + "\n"
         )
     return 0
 
@@ -195,8 +200,10 @@ def sessions_show(session_id: str, out: TextIO = sys.stdout) -> int:
     calls = {c.call_id: c for c in queries.load_calls(conn, row.id)}
     tasks = {t.id: t for t in queries.load_tasks(conn, row.id)}
     out.write(
-        f"session {row.id}\n  workspace {row.workspace}\n  model {row.model}\n"
-        f"  created {_when(row.created_at)}, updated {_when(row.updated_at)}\n"
+        visible(
+            f"session {row.id}\n  workspace {row.workspace}\n  model {row.model}\n"
+            f"  created {_when(row.created_at)}, updated {_when(row.updated_at)}\n"
+        )
     )
     current_task = None
     for message in queries.message_rows(conn, row.id):
@@ -206,7 +213,7 @@ def sessions_show(session_id: str, out: TextIO = sys.stdout) -> int:
             verdict = f"{task.state}" + (f" ({task.reason})" if task.reason else "")
             out.write(f"\n== task {task.id} [{verdict}]\n")
         for line in _message_lines(message["role"], message["content"], calls):
-            out.write(line + "\n")
+            out.write(visible(line) + "\n")  # the model's words, tool inputs and outputs
     return 0
 
 
@@ -276,18 +283,18 @@ def undo_command(
     try:
         result = undo_locked(connect(), where, task_id)
     except UndoError as exc:
-        err.write(f"agentcli: undo: {exc.message}\n")
+        err.write(f"agentcli: undo: {visible(exc.message)}\n")
         for name in exc.files:
-            err.write(f"  {name}\n")
+            err.write(f"  {visible(name, keep='')}\n")
         return 1
     if not result.restored and not result.removed:
         out.write(f"task {result.task_id} left no file changes; nothing to undo\n")
         return 0
     out.write(f"undid task {result.task_id}:\n")
     for name in result.restored:
-        out.write(f"  restored {name}\n")
+        out.write(f"  restored {visible(name, keep='')}\n")
     for name in result.removed:
-        out.write(f"  removed {name}\n")
+        out.write(f"  removed {visible(name, keep='')}\n")
     return 0
 
 

@@ -23,16 +23,15 @@ def main(settings: ReplSettings | None = None) -> int:
         # the whole process); a session that runs for hours needs it back on.
         gc.freeze()
         gc.enable()
-    from rich.console import Console
-
     from agentcli.errors import UsageError
+    from agentcli.ui.safe import safe_console, visible
 
-    console = Console(highlight=False, markup=False, emoji=False)
+    console = safe_console()
     try:
         repl = Repl(settings or ReplSettings(), console=console)
     except UsageError as exc:
-        sys.stderr.write(f"agentcli: error: {exc.message}\n")
+        sys.stderr.write(f"agentcli: error: {visible(exc.message)}\n")
         if exc.hint:
-            sys.stderr.write(f"  hint: {exc.hint}\n")
+            sys.stderr.write(f"  hint: {visible(exc.hint)}\n")
         return 2
     return asyncio.run(repl.run())

@@ -36,6 +36,7 @@ from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, ope
 from agentcli.ui.repl.preload import Preloader
 from agentcli.ui.repl.status import Status
 from agentcli.ui.repl.terminal import quiet_terminal, signal_handler
+from agentcli.ui.safe import visible
 
 if TYPE_CHECKING:
     from agentcli.conversation import ConversationManager
@@ -114,10 +115,10 @@ class Repl:
 
     # -- small helpers the commands use ----------------------------------------------------
     def say(self, message: str) -> None:
-        self.console.print(Text(f"  {message}", style="cyan"))
+        self.console.print(Text(f"  {visible(message)}", style="cyan"))
 
     def error(self, message: str) -> None:
-        self.console.print(Text(f"  {message}", style="red"))
+        self.console.print(Text(f"  {visible(message)}", style="red"))
 
     def usage_error(self, exc: UsageError) -> None:
         self.error(f"error: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
@@ -152,7 +153,7 @@ class Repl:
             from agentcli.ui.repl.backend import apply_mode
 
             for notice in apply_mode(self._manager, self.settings, self.workspace):
-                self.console.print(Text(f"  {notice}", style="yellow"))
+                self.console.print(Text(f"  {visible(notice)}", style="yellow"))
             self._record_setting(permission_mode=mode)
 
     def _record_setting(self, **change: str) -> None:
@@ -363,7 +364,7 @@ class Repl:
         notices = getattr(manager.policy, "notices", None)
         if isinstance(notices, list):
             for notice in notices:
-                self.console.print(Text(f"  {notice}", style="yellow"))
+                self.console.print(Text(f"  {visible(notice)}", style="yellow"))
             notices.clear()
 
     def _report(self, result: TaskResult | None) -> None:

@@ -14,6 +14,8 @@ from typing import Any
 
 from rich.text import Text
 
+from agentcli.ui.safe import visible
+
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
 MAX_DIFF_LINES = 40
 MAX_IMAGE_BYTES = 1_000_000
@@ -94,7 +96,7 @@ def diff_text(lines: list[str], *, max_lines: int = MAX_DIFF_LINES, indent: str 
             style = "red"
         elif line.startswith("@@"):
             style = "cyan"
-        text.append(indent + line + "\n", style=style)
+        text.append(indent + visible(line, keep="\t") + "\n", style=style)
     if len(lines) > len(shown):
         text.append(
             f"{indent}… {len(lines) - len(shown)} more diff lines (/diff shows all)\n", style="dim"
@@ -117,12 +119,12 @@ def call_line(
         mark, style = ("⊘", "yellow")
     line = Text("  ")
     line.append(mark, style=style)
-    line.append(f" {name}", style="bold")
+    line.append(f" {visible(name, keep='')}", style="bold")
     if target:
-        line.append(f" {target}")
+        line.append(f" {visible(target, keep='')}")
     line.append(f" · {duration_s:.2f}s", style="dim")
     if status not in ("succeeded", "failed"):
         line.append(f" · {status}", style=style)
     if detail:
-        line.append(f" · {detail}", style="dim" if not is_error else style)
+        line.append(f" · {visible(detail, keep='')}", style="dim" if not is_error else style)
     return line

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from agentcli.errors import UsageError
 from agentcli.ui.repl.calls import diff_text, file_diff, read_image
+from agentcli.ui.safe import visible
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.app import Repl
@@ -154,7 +155,7 @@ async def check(repl: Repl, arg: str) -> None:
         line.append(report.final_version[:10])
     else:
         repl.status.state = "not verified"
-        line = Text(f"✗ not verified: {report.summary()}", style="red")
+        line = Text(f"✗ not verified: {visible(report.summary())}", style="red")
     repl.console.print(line)
 
 
@@ -242,7 +243,7 @@ async def sessions(repl: Repl, arg: str) -> None:
     text = Text()
     for row in rows:
         when = time.strftime("%m-%d %H:%M", time.localtime(row.updated_at))
-        prompt = " ".join((row.last_prompt or "").split())
+        prompt = visible(" ".join((row.last_prompt or "").split(" ")), keep="")
         mark = "*" if row.id == current else " "
         text.append(f" {mark}{row.id}  ", style="bold" if row.id == current else "")
         text.append(f"{when}  {row.tasks:>2} task{'' if row.tasks == 1 else 's'}  ", style="dim")
@@ -266,7 +267,7 @@ async def resume(repl: Repl, arg: str) -> None:
     last_agent = next((m for m in reversed(messages) if m.role == "assistant"), None)
     for who, message in (("you", last_user), ("agent", last_agent)):
         if message is not None and message.text.strip():
-            flat = " ".join(message.text.split())
+            flat = visible(message.text, keep="")
             repl.console.print(Text(f"  {who}: {flat[:150]}", style="dim"))
 
 

@@ -16,6 +16,8 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.segment import Segment, Segments
 
+from agentcli.ui.safe import visible
+
 LIVE_TAIL_LINES = 6
 """Rendered lines kept live at the bottom: the part a growing paragraph or table may reflow."""
 RENDER_INTERVAL_S = 0.08
@@ -99,7 +101,8 @@ class MarkdownStream:
 
     def _render(self, text: str) -> Lines:
         options = self.console.options.update(width=max(20, self.console.width))
-        markdown = Markdown(text, code_theme="ansi_dark", hyperlinks=False)
+        # Made visible before rendering: rich would drop some controls (BEL, CR) silently.
+        markdown = Markdown(visible(text), code_theme="ansi_dark", hyperlinks=False)
         lines = self.console.render_lines(markdown, options, pad=False)
         while lines and not "".join(s.text for s in lines[-1]).strip():
             lines.pop()

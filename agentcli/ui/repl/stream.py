@@ -45,6 +45,7 @@ from agentcli.ui.repl.calls import (
 )
 from agentcli.ui.repl.markdown import MarkdownStream
 from agentcli.ui.repl.status import Status
+from agentcli.ui.safe import visible
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
@@ -140,7 +141,7 @@ class TaskView:
     def _retrying(self, event: ModelRetrying) -> None:
         shown = self.markdown.discard()
         void = "; the text above is void" if shown else ""
-        reason = event.reason if len(event.reason) <= 40 else event.reason[:39] + "…"
+        reason = visible(event.reason if len(event.reason) <= 40 else event.reason[:39] + "…")
         self.console.print(
             Text(
                 f"  ↻ retry {event.attempt} in {event.delay_s:.1f}s ({reason}){void}",
@@ -168,7 +169,7 @@ class TaskView:
             self._finished(event)
         elif isinstance(event, Notice):
             style = "red" if event.level == "error" else "yellow"
-            self.console.print(Text(f"  {event.message}", style=style))
+            self.console.print(Text(f"  {visible(event.message)}", style=style))
         elif isinstance(event, AcceptanceStarted):
             self.markdown.finish()
             self.status.activity = f"checking {event.command}"
@@ -207,7 +208,7 @@ class TaskView:
         mark, style, verdict = ("✓", "green", "passed") if event.passed else ("✗", "red", "failed")
         line = Text("  ")
         line.append(f"{mark} check {verdict}", style=style)
-        line.append(f" {event.command}")
+        line.append(f" {visible(event.command, keep='')}")
         version = f" · on {event.artifact_version[:10]}" if event.artifact_version else ""
         line.append(f" · exit {event.exit_code} · {event.duration_s:.1f}s{version}", style="dim")
         self.console.print(line)
