@@ -18,6 +18,7 @@ from agentcli.config import DEFAULT_MODEL, FileConfig, load_file_config, resolve
 from agentcli.owngit.repo import git_version
 from agentcli.sandbox.support import sandbox_report
 from agentcli.tools.ripgrep import find_rg
+from agentcli.ui.safe import visible
 
 
 def doctor_lines(workspace: Path) -> list[str]:
@@ -59,5 +60,5 @@ def _trust_lines(workspace: Path, files: FileConfig) -> list[str]:
 def doctor_command(cwd: Path | None) -> int:
     workspace = resolve_workspace(cwd)
     for line in doctor_lines(workspace):
-        sys.stdout.write(line + "\n")
+        sys.stdout.write(visible(line) + "\n")
     return 0
