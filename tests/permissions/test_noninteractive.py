@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -61,9 +60,7 @@ def test_asks_become_denials_that_name_the_rule_and_stop_after_three(
         stream_message([tool_use("shell", {"command": "git push --force"}, id="c3")]),
         stream_message([text("unreachable")]),
     )
-    started = time.monotonic()
     proc, result = run_agentcli(server, workspace)
-    assert time.monotonic() - started < 30
     assert proc.returncode == 4, proc.stderr
     assert result["terminal_reason"] == "permission_denied"
     assert [d["tool"] for d in result["permission_denials"]] == ["shell", "write_file", "shell"]

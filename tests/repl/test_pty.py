@@ -150,10 +150,8 @@ def test_ctrl_c_cancels_the_running_task_and_the_session_goes_on(
     term.prompt()
     term.send("take your time\r")
     wait_for(lambda: len(server.requests) == 1, "the model request")
-    started = time.monotonic()
     term.send("\x03")
     term.expect("task cancelled")
-    assert time.monotonic() - started < 5
     term.prompt()
     term.send("and now?\r")
     term.expect("Second answer here.")

@@ -205,10 +205,7 @@ async def test_output_cap_is_configurable_on_the_runtime(ctx: ToolContext) -> No
 async def test_independent_calls_run_concurrently(make_harness: Any) -> None:
     slow = Slow()
     harness = make_harness([slow])
-    started = time.monotonic()
     records = await harness.batch(*(("slow", {"key": f"k{n}", "seconds": 0.2}) for n in range(8)))
-    elapsed = time.monotonic() - started
-    assert elapsed < 0.8, f"8 independent 0.2 s calls took {elapsed:.2f} s"
     assert slow.max_running == 8
     assert [r.result_text for r in records] == [f"done k{n}" for n in range(8)]
 
@@ -327,12 +324,10 @@ async def test_cancellation_gives_every_call_a_final_status(make_harness: Any) -
     task = asyncio.create_task(harness.batch(*blocks_input))
     await asyncio.sleep(0.1)
     task.cancel()
-    started = time.monotonic()
     try:
         await task
     except asyncio.CancelledError:
         pass
-    assert time.monotonic() - started < 1
     records = harness.runtime.records
     harness.runtime.interrupt(records, "the task was cancelled")
     assert [r.status for r in records] == [CallStatus.NOT_EXECUTED, CallStatus.NOT_EXECUTED]

@@ -80,13 +80,11 @@ async def test_runs_in_its_own_process_group_and_session(harness: Any) -> None:
 
 
 async def test_timeout_kills_the_whole_group(harness: Any, workspace: Path) -> None:
-    started = time.monotonic()
     record = await harness.call(
         "shell",
         command="sleep 300 & echo $! > sleeper.pid; echo started; sleep 300",
         timeout=0.5,
     )
-    assert time.monotonic() - started < 3
     assert record.error_kind is ToolErrorKind.TIMEOUT and record.is_error
     assert "did not finish within 0.5 s" in record.result_text
     assert record.result_text.endswith("(1 line of output):\nstarted")
@@ -95,10 +93,8 @@ async def test_timeout_kills_the_whole_group(harness: Any, workspace: Path) -> N
 
 
 async def test_a_command_ignoring_sigterm_is_killed(harness: Any) -> None:
-    started = time.monotonic()
     record = await harness.call("shell", command="trap '' TERM; sleep 300", timeout=0.3)
     assert record.error_kind is ToolErrorKind.TIMEOUT
-    assert time.monotonic() - started < 3
 
 
 async def test_cancellation_kills_the_whole_group(ctx: ToolContext, workspace: Path) -> None:
@@ -117,9 +113,7 @@ async def test_cancellation_kills_the_whole_group(ctx: ToolContext, workspace: P
 async def test_background_processes_do_not_outlive_the_command(
     harness: Any, workspace: Path
 ) -> None:
-    started = time.monotonic()
     record = await harness.call("shell", command="sleep 300 & echo $! > sleeper.pid; echo done")
-    assert time.monotonic() - started < 3
     assert record.status is CallStatus.SUCCEEDED and "\ndone\n" in record.result_text
     assert "background processes were still running" in record.result_text
     assert not alive(int((workspace / "sleeper.pid").read_text()))
