@@ -13,13 +13,16 @@ file, and the "always" answers agentcli kept for the workspace in the data dir, 
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcli import trust
 from agentcli.errors import UsageError
+from agentcli.paths import data_home, project_config_paths, user_config_path
+
+__all__ = ["data_home", "project_config_paths", "user_config_path"]  # re-exported
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 RULE_KEYS = ("allow", "ask", "deny")
@@ -32,29 +35,6 @@ def resolve_workspace(cwd: Path | None) -> Path:
     if not workspace.is_dir():
         raise UsageError(f"--cwd {workspace} is not a directory")
     return workspace.resolve()
-
-
-def data_home() -> Path:
-    """The data directory: `$AGENTCLI_HOME`, else the platform's user data dir."""
-    override = os.environ.get("AGENTCLI_HOME")
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("agentcli", appauthor=False))
-
-
-def user_config_path() -> Path:
-    override = os.environ.get("AGENTCLI_CONFIG_DIR")
-    if override:
-        return Path(override).expanduser() / "config.toml"
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("agentcli", appauthor=False)) / "config.toml"
-
-
-def project_config_paths(workspace: Path) -> tuple[Path, Path]:
-    return workspace / ".agentcli" / "config.toml", workspace / ".agentcli" / "config.local.toml"
 
 
 @dataclass(kw_only=True)
@@ -143,8 +123,6 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def load_file_config(workspace: Path, *, trusted: bool | None = None) -> FileConfig:
     """The merged config for `workspace`; `trusted` None asks the trust store."""
-    from agentcli import trust  # it imports this module
-
     if trusted is None:
         trusted = trust.is_trusted(workspace)
     config = FileConfig(trusted=trusted)

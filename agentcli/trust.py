@@ -1,4 +1,5 @@
-"""Which workspaces the user trusts with their in-repo config, and `agentcli trust`.
+"""Which workspaces the user trusts with their in-repo config (the command is
+`agentcli.ui.trust_command`).
 
 A cloned repository can ship `.agentcli/config.toml` and `.agentcli/config.local.toml`. Until
 the user trusts the workspace, `agentcli.config` drops whatever in them would let something run
@@ -26,15 +27,14 @@ import fcntl
 import hashlib
 import json
 import os
-import sys
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentcli.config import data_home, describe_ignored, load_file_config
 from agentcli.errors import UsageError
+from agentcli.paths import data_home
 
 STORE_NAME = "trusted_workspaces.json"
 STORE_VERSION = 1
@@ -130,31 +130,3 @@ def _locked(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
-
-
-def trust_command(path: Path | None, *, list_: bool = False, revoke: bool = False) -> int:
-    """`agentcli trust [PATH] [--list | --revoke]`: PATH defaults to the current directory."""
-    out = sys.stdout.write
-    if list_:
-        if path is not None or revoke:
-            raise UsageError("--list takes no path and no --revoke")
-        entries = trusted_workspaces()
-        for key, when in sorted(entries.items()):
-            missing = "" if Path(key).is_dir() else "  (no longer exists)"
-            out(f"{key}  trusted {when}{missing}\n")
-        if not entries:
-            out("no trusted workspaces\n")
-        return 0
-    target = (path or Path.cwd()).expanduser()
-    if revoke:
-        changed = set_trusted(target, False)
-        out(f"{'no longer trusted' if changed else 'was not trusted'}: {workspace_key(target)}\n")
-        return 0
-    if not target.is_dir():
-        raise UsageError(f"{target} is not a directory")
-    now_applying = describe_ignored(load_file_config(target, trusted=False))
-    changed = set_trusted(target, True)
-    out(f"{'trusted' if changed else 'already trusted'}: {workspace_key(target)}\n")
-    if now_applying:
-        out(f"its own config now applies:\n{now_applying}\n")
-    return 0

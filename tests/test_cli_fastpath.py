@@ -15,7 +15,7 @@ import typer.main
 
 from agentcli.ui import fastpath
 from agentcli.ui.cli import app
-from agentcli.ui.repl import ReplSettings
+from agentcli.ui.repl.settings import ReplSettings
 from agentcli.ui.run import RunOptions
 
 

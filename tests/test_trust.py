@@ -190,8 +190,8 @@ def test_trust_project_applies_the_files_for_one_run(hostile: Path) -> None:
 
 def test_the_repl_session_gets_the_same_treatment(hostile: Path) -> None:
     from agentcli.permissions import NonInteractivePrompter
-    from agentcli.ui.repl import ReplSettings
     from agentcli.ui.repl.backend import build_repl_manager
+    from agentcli.ui.repl.settings import ReplSettings
 
     seen: list[Event] = []
     manager = build_repl_manager(

@@ -17,34 +17,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from agentcli.sandbox.profile import Confinement
-from agentcli.tools.base import PermissionTarget, Risk
+from agentcli.vocabulary import Decision, PermissionMode, PermissionTarget, Risk, Verdict
 
 if TYPE_CHECKING:
     from agentcli.permissions.screen import SearchScreen
 
-
-class Decision(enum.StrEnum):
-    ALLOW = "allow"
-    ASK = "ask"
-    DENY = "deny"
-
-
-class PermissionMode(enum.StrEnum):
-    DEFAULT = "default"
-    ACCEPT_EDITS = "accept-edits"
-    READ_ONLY = "read-only"
-    AUTO = "auto"
-    YOLO = "yolo"
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    decision: Decision
-    reason: str
-    suggested_rule: str | None = None
-    """The narrowest `--allow` rule that would have allowed this call."""
-    confinement: Confinement | None = None
-    """How a shell command runs if allowed (or approved): its sandbox profile."""
+__all__ = ["Decision", "PermissionMode", "Verdict"]  # re-exported: the policy's vocabulary
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from agentcli.errors import UsageError
 from agentcli.globs import glob_to_regex
-from agentcli.permissions import Decision
+from agentcli.vocabulary import Decision
 
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _ALIASES = {"bash": "shell", "edit": "write"}

@@ -10,7 +10,6 @@ records before a side effect), `operation_key` (idempotency for external side ef
 
 from __future__ import annotations
 
-import enum
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,16 +21,12 @@ from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.model import ToolSpec
 from agentcli.sandbox.profile import Confinement, PreparedCommand
 from agentcli.tools.output import DEFAULT_OUTPUT_CAP
+from agentcli.vocabulary import PermissionTarget, Risk
 
 if TYPE_CHECKING:
     from agentcli.permissions import PermissionPolicy
 
-
-class Risk(enum.StrEnum):
-    READ = "read"
-    WRITE = "write"
-    EXECUTE = "execute"
-    EXTERNAL = "external"
+__all__ = ["PermissionTarget", "Risk"]  # re-exported: part of the tool API
 
 
 class ToolInput(BaseModel):
@@ -96,18 +91,6 @@ def _is_under(path: str, root: str) -> bool:
 
 
 EXCLUSIVE = Resources(exclusive=True)
-
-
-@dataclass(frozen=True, slots=True)
-class PermissionTarget:
-    """What permission rules match: a rule class (`read`, `write`, `shell`, or the tool's
-    name) and the subject (a workspace-relative path, a command, or `*`)."""
-
-    rule_class: str
-    subject: str
-    summary: str
-    outside_sandbox: bool = False
-    """A command the model asks to run outside the OS sandbox: only a person may approve it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

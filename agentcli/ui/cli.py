@@ -221,7 +221,7 @@ def trust(
     revoke: Annotated[bool, typer.Option("--revoke", help="Stop trusting it.")] = False,
 ) -> None:
     """Trust a workspace: let its own .agentcli config allow things and set the mode."""
-    from agentcli.trust import trust_command
+    from agentcli.ui.trust_command import trust_command
 
     raise typer.Exit(trust_command(path, list_=list_, revoke=revoke))
 

@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args:
         # The REPL's prompt must be up at once: skip importing the command-line parser.
-        from agentcli.ui.repl import main as repl_main
+        from agentcli.ui.repl.main import main as repl_main
 
         return repl_main()
     # Start-up builds hundreds of thousands of objects that live as long as the process (the

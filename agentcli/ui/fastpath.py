@@ -94,8 +94,8 @@ def run(**options: Any) -> int:
 
 
 def repl(**settings: Any) -> int:
-    from agentcli.ui.repl import ReplSettings
-    from agentcli.ui.repl import main as repl_main
+    from agentcli.ui.repl.main import main as repl_main
+    from agentcli.ui.repl.settings import ReplSettings
 
     return repl_main(ReplSettings(**settings))
 

@@ -22,8 +22,9 @@ from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.testing import FunctionModel, ScriptedModel, respond, text, tool_use
-from agentcli.ui.repl import Repl, ReplSettings
+from agentcli.ui.repl.app import Repl
 from agentcli.ui.repl.backend import build_repl_manager
+from agentcli.ui.repl.settings import ReplSettings
 
 
 @pytest.fixture(autouse=True)

@@ -26,7 +26,8 @@ from agentcli.permissions.basic import ModePolicy
 from agentcli.store import MemoryJournal
 from agentcli.testing import FunctionModel, ScriptedModel, respond, text, tool_use
 from agentcli.tools.base import PermissionTarget, Risk, Tool, ToolContext, ToolInput, ToolOutput
-from agentcli.ui.repl import Repl, ReplSettings
+from agentcli.ui.repl.app import Repl
+from agentcli.ui.repl.settings import ReplSettings
 
 
 class CreateInput(ToolInput):
@@ -244,7 +245,8 @@ def test_the_repl_runs_with_the_garbage_collector_on(tmp_path: Path) -> None:
     (an hours-long session must not keep every reference cycle)."""
     import gc
 
-    from agentcli.ui.repl import ReplSettings, main
+    from agentcli.ui.repl.main import main
+    from agentcli.ui.repl.settings import ReplSettings
 
     gc.disable()
     try:

@@ -19,8 +19,6 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from prompt_toolkit.input import Input
@@ -34,6 +32,7 @@ from agentcli.errors import UsageError
 from agentcli.ui.repl import commands
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
 from agentcli.ui.repl.preload import Preloader
+from agentcli.ui.repl.settings import ReplSettings
 from agentcli.ui.repl.status import Status
 from agentcli.ui.repl.terminal import quiet_terminal, signal_handler
 from agentcli.ui.safe import visible
@@ -52,18 +51,6 @@ T = TypeVar("T")
 HISTORY_FILE = "repl_history"
 ERROR_LOG = "repl-errors.log"
 FORCE_QUIT_PRESSES = 3
-
-
-@dataclass(kw_only=True)
-class ReplSettings:
-    """What the REPL was started with; `/model` and `/mode` change it for later sessions."""
-
-    cwd: Path | None = None
-    model: str | None = None
-    permission_mode: str | None = None
-    allow: list[str] = field(default_factory=list)
-    deny: list[str] = field(default_factory=list)
-    accept: list[str] = field(default_factory=list)
 
 
 def has_api_key() -> bool:

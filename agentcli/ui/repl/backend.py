@@ -24,7 +24,7 @@ from agentcli.permissions.setup import build_permissions
 from agentcli.ui.run import RunOptions, build_manager, make_model
 
 if TYPE_CHECKING:
-    from agentcli.ui.repl.app import ReplSettings
+    from agentcli.ui.repl.settings import ReplSettings
 
 
 _warm_clients: dict[str, ModelClient] = {}

@@ -19,7 +19,7 @@ from agentcli.errors import UsageError
 from agentcli.ui.repl import features
 
 if TYPE_CHECKING:
-    from agentcli.ui.repl.app import Repl
+    from agentcli.ui.repl.host import ReplHost as Repl
 
 COMMAND_RE = re.compile(r"^/([a-z][a-z-]*)(?:\s+(.*))?$", re.DOTALL)
 MODES = ("default", "accept-edits", "read-only", "auto", "yolo")

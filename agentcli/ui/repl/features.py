@@ -17,7 +17,7 @@ from agentcli.ui.repl.calls import diff_text, file_diff, read_image
 from agentcli.ui.safe import visible
 
 if TYPE_CHECKING:
-    from agentcli.ui.repl.app import Repl
+    from agentcli.ui.repl.host import ReplHost as Repl
 
 RULE_KINDS = ("allow", "ask", "deny")
 

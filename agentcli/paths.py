@@ -1,0 +1,31 @@
+"""Where agentcli keeps things: its data dir (journal, trust store, spill files, private git
+dirs), the user's config file, and a workspace's own config files. A leaf module: the config,
+the trust store and everything else that needs a path import it, not each other."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def data_home() -> Path:
+    """The data directory: `$AGENTCLI_HOME`, else the platform's user data dir."""
+    override = os.environ.get("AGENTCLI_HOME")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("agentcli", appauthor=False))
+
+
+def user_config_path() -> Path:
+    override = os.environ.get("AGENTCLI_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser() / "config.toml"
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("agentcli", appauthor=False)) / "config.toml"
+
+
+def project_config_paths(workspace: Path) -> tuple[Path, Path]:
+    return workspace / ".agentcli" / "config.toml", workspace / ".agentcli" / "config.local.toml"

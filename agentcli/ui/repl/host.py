@@ -1,0 +1,54 @@
+"""What the slash commands (`commands`, `features`) may use of the REPL: a Protocol, so they
+depend on this small surface and not on the REPL module that dispatches to them."""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agentcli.conversation import ConversationManager
+    from agentcli.owngit import RepoDecision
+    from agentcli.tasks import TaskResult
+    from agentcli.ui.repl.settings import ReplSettings
+    from agentcli.ui.repl.status import Status
+    from agentcli.ui.repl.stream import TaskView
+
+T = TypeVar("T")
+
+
+class ReplHost(Protocol):
+    settings: ReplSettings
+    console: Console
+    workspace: Path
+    status: Status
+    exiting: bool
+    last_result: TaskResult | None
+
+    @property
+    def view(self) -> TaskView | None: ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    @property
+    def git(self) -> RepoDecision | None: ...
+
+    def say(self, message: str) -> None: ...
+
+    def error(self, message: str) -> None: ...
+
+    def new_session(self) -> None: ...
+
+    def set_model(self, name: str) -> None: ...
+
+    def set_mode(self, mode: str) -> None: ...
+
+    async def manager_or_none(self) -> ConversationManager | None: ...
+
+    async def switch_session(self, session_id: str) -> ConversationManager | None: ...
+
+    async def run_cancellable(self, work: Coroutine[Any, Any, T]) -> tuple[T | None, bool]: ...

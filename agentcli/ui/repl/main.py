@@ -1,0 +1,33 @@
+"""Starting the REPL on the real terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+from agentcli.ui.repl.app import Repl
+from agentcli.ui.repl.settings import ReplSettings
+
+
+def main(settings: ReplSettings | None = None) -> int:
+    """Run the REPL on the real terminal; returns the exit code (2 for a configuration error,
+    e.g. a broken config file, said in one line)."""
+    import sys
+
+    if not gc.isenabled():
+        # The entry point parses options with the collector off (start-up objects live for
+        # the whole process); a session that runs for hours needs it back on.
+        gc.freeze()
+        gc.enable()
+    from agentcli.errors import UsageError
+    from agentcli.ui.safe import safe_console, visible
+
+    console = safe_console()
+    try:
+        repl = Repl(settings or ReplSettings(), console=console)
+    except UsageError as exc:
+        sys.stderr.write(f"agentcli: error: {visible(exc.message)}\n")
+        if exc.hint:
+            sys.stderr.write(f"  hint: {visible(exc.hint)}\n")
+        return 2
+    return asyncio.run(repl.run())
