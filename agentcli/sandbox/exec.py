@@ -17,6 +17,7 @@ sure nothing it started outlives it.
 
 The helper (outside) enters new user, mount, PID and IPC namespaces (and network), shapes the
 mounts, then forks the namespace's PID 1. PID 1 mounts a /proc that shows only the namespace,
+empties the capability bounding set (the command gets no capability, even run by root),
 applies Landlock and the seccomp filter, forks the command and waits for it, passing on
 SIGTERM/SIGINT/SIGHUP/SIGQUIT. When the command exits, PID 1 stops what is left (SIGTERM, then
 the kernel's SIGKILL to the whole namespace as PID 1 exits), so background processes, `setsid`
@@ -151,6 +152,7 @@ def _init(options: dict[str, list[str]], argv: list[str], status_fd: int) -> int
     try:
         namespaces.die_with_parent()
         namespaces.mount_proc()
+        namespaces.drop_capabilities()
         confine_self(options)
     except OSError as exc:
         return _fail(f"cannot confine the command, not running it: {exc}")
