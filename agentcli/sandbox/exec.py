@@ -7,7 +7,8 @@ sure nothing it started outlives it.
 - `--write P`: the command may write beneath P (Landlock);
 - `--read P`: it may read and execute beneath P (and beneath the --write paths); without
   `--no-read-limit`, nothing else;
-- `--hide P`: a directory covered by an empty tmpfs, a file by /dev/null;
+- `--hide P`: a directory covered by an empty tmpfs, a file by /dev/null (and always: the
+  host's terminals, /dev/pts, replaced by a devpts instance of the sandbox's own);
 - `--expose P`: bound back in place when a hidden directory covered it;
 - `--read-only P`: bind-mounted read-only (`.git`, `.agentcli`);
 - `--socket P`: a unix socket connectable on kernels whose Landlock can say so (ABI ≥ 9);
@@ -87,6 +88,7 @@ def shape_mounts(options: dict[str, list[str]]) -> None:
         except FileNotFoundError:
             continue
     namespaces.make_private()
+    namespaces.private_terminals()
     for path in options["--hide"]:
         namespaces.hide(path)
     rebound = []

@@ -156,6 +156,22 @@ def bind_read_only(paths: Iterable[str]) -> None:
         _check(libc.mount(None, encoded, None, flags, None), f"remount {path} read-only")
 
 
+def private_terminals() -> None:
+    """A devpts instance of its own at /dev/pts (and its ptmx at /dev/ptmx): the host's shows
+    the user's terminals, which a command could open by name, to read what the user types and
+    to write escape sequences to the screen. Where no devpts can be mounted, an empty tmpfs
+    covers /dev/pts instead (no pseudo-terminals, rather than the host's)."""
+    if not os.path.isdir("/dev/pts"):
+        return
+    libc = _libc()
+    options = b"newinstance,ptmxmode=0666,mode=0620"
+    if libc.mount(b"devpts", b"/dev/pts", b"devpts", MS_NOSUID | MS_NOEXEC, options) != 0:
+        hide("/dev/pts")
+        return
+    if os.path.exists("/dev/ptmx"):
+        _check(libc.mount(b"/dev/pts/ptmx", b"/dev/ptmx", None, MS_BIND, None), "bind /dev/ptmx")
+
+
 def die_with_parent() -> None:
     """SIGKILL this process when the process that forked it dies (PR_SET_PDEATHSIG)."""
     _check(_libc().prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
