@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import functools
 import marshal
+import os
 import sys
 from pathlib import Path
 
@@ -55,10 +56,11 @@ def helper_program() -> str:
 
 
 def helper_argv(options: list[str], argv: list[str]) -> list[str]:
-    """The argv that runs `argv` through the helper with `options` (and the seccomp filter).
-    Raises OSError when the filter cannot be built (no libseccomp)."""
+    """The argv that runs `argv` through the helper with `options` (and the seccomp filter);
+    the calling process must start it (the helper dies with it). Raises OSError when the filter
+    cannot be built (no libseccomp)."""
     from agentcli.sandbox.seccomp import compiled_once  # ctypes: only once a command runs
 
     program = helper_program()
-    filter_options = ["--seccomp", compiled_once().hex()]
+    filter_options = ["--seccomp", compiled_once().hex(), "--parent", str(os.getpid())]
     return [sys.executable, "-I", "-S", "-c", program, *filter_options, *options, "--", *argv]

@@ -14,6 +14,8 @@ sure nothing it started outlives it.
 - `--socket P`: a unix socket connectable on kernels whose Landlock can say so (ABI ≥ 9);
 - `--tmp P`: the value of TMPDIR/TMP/TEMP;
 - `--seccomp HEX`: the seccomp filter to install (`seccomp.compiled`, as hex);
+- `--parent PID`: the process that starts the helper (agentcli): the helper, and with it
+  everything in the sandbox, dies with it, and does not start when it is already gone;
 - `--network`: keep the network (otherwise a network namespace with only loopback).
 
 The helper (outside) enters new user, mount, PID and IPC namespaces (and network), shapes the
@@ -44,7 +46,7 @@ LEFTOVER_GRACE_S = 0.5
 LEFTOVERS_NOTE = "agentcli sandbox: stopped background processes still running after the command"
 FORWARDED = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
 _PATH_OPTIONS = ("--write", "--read", "--hide", "--expose", "--read-only", "--socket", "--tmp")
-_VALUE_OPTIONS = ("--seccomp",)
+_VALUE_OPTIONS = ("--seccomp", "--parent")
 _FLAGS = ("--network", "--no-read-limit")
 
 
@@ -131,6 +133,11 @@ def confine_self(options: dict[str, list[str]]) -> int:
 def run(options: dict[str, list[str]], argv: list[str]) -> int:
     network = bool(options["--network"])
     try:
+        # agentcli killed (or crashed): the helper must not be orphaned with the command
+        # still running. PID 1 dies with the helper in turn, and the namespace with PID 1.
+        namespaces.die_with_parent()
+        if any(int(parent) != os.getppid() for parent in options["--parent"]):
+            return _fail("agentcli, which started the command, is gone: not running it")
         namespaces.unshare(network=network)
         if not network:
             namespaces.loopback_up()

@@ -279,6 +279,8 @@ def test_the_command_dies_when_agentcli_dies(sandbox: OsSandbox) -> None:
     finally:
         agentcli.send_signal(signal.SIGKILL)
         agentcli.wait(timeout=10)
+        if agentcli.stdout is not None:
+            agentcli.stdout.close()
     _wait(lambda: not _holders(marker))
     survivors = _holders(marker)
     for pid in survivors:
