@@ -31,7 +31,7 @@ from pathlib import Path
 
 from agentcli.owngit.discover import locate
 from agentcli.sandbox import environment
-from agentcli.sandbox.bootstrap import helper_argv
+from agentcli.sandbox.bootstrap import helper_argv, helper_python
 from agentcli.sandbox.explain import SandboxLimits, explain
 from agentcli.sandbox.profile import Confinement, PreparedCommand, Profile
 
@@ -61,6 +61,10 @@ RUNTIME_DIRS = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm", "/dev/mqueue
 here, and the host's temp files are none of the command's business."""
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
 PRIVATE_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+PYTHON_IN_WORKSPACE = (
+    "the Python that runs agentcli lies in the workspace (or a sandbox.writable directory), "
+    "where a sandboxed command could replace it, and it starts the sandbox"
+)
 """The empty temp dirs each command gets (its own, gone when it ends)."""
 
 
@@ -99,6 +103,8 @@ class OsSandbox:
         # Removed when the sandbox is collected or, at the latest, when the process exits.
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.temp_dir, ignore_errors=True)
         self.writable = _existing_resolved(self.settings.writable)
+        # Chosen now, before any command ran: never a file a sandboxed command may replace.
+        self.python = helper_python(avoid=(self.workspace, *self.writable))
         self.git = git_dirs(self.workspace)
         config = self.workspace / ".agentcli"
         # It must exist to be made read-only: otherwise a command could create it with rules.
@@ -149,7 +155,9 @@ class OsSandbox:
         options += _each("--expose", exposed)
         options += _each("--read-only", read_only)
         options += _each("--socket", self.settings.allow_unix_sockets)
-        return PreparedCommand(argv=helper_argv(options, argv), env=self.env)
+        if self.python is None:
+            raise OSError(PYTHON_IN_WORKSPACE)
+        return PreparedCommand(argv=helper_argv(options, argv, self.python), env=self.env)
 
     def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
         return explain(output, self.limits, confinement)

@@ -365,3 +365,19 @@ def test_no_git_dir_can_be_planted_in_a_workspace_that_is_not_a_repository(
         confinement=WORKSPACE_WRITE,
     )
     assert not (sandbox.workspace / ".git" / "config").exists(), result.stderr
+
+
+# -- what starts the sandbox -------------------------------------------------------------------
+
+
+def test_the_helper_never_runs_on_an_interpreter_a_command_may_replace(workspace: Path) -> None:
+    """The helper starts before anything is confined: the interpreter it runs on must not be a
+    file a sandboxed command can write (see tests/adversarial/test_class3_planted_programs)."""
+    interpreters = {sys.executable, getattr(sys, "_base_executable", sys.executable)}
+    dirs = tuple({Path(os.path.realpath(p)).parent for p in interpreters})
+    box = OsSandbox(workspace=workspace)
+    assert box.python is not None and not Path(box.python).is_relative_to(workspace)
+    writable_python = OsSandbox(workspace=workspace, settings=SandboxSettings(writable=dirs))
+    assert writable_python.python is None
+    with pytest.raises(OSError, match="could replace it"):
+        writable_python.prepare(["true"], WORKSPACE_WRITE)
