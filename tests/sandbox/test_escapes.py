@@ -40,7 +40,9 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.sandbox.profile import READ_ONLY, WORKSPACE_WRITE, Confinement
+from agentcli.permissions.confine import escalated
+from agentcli.permissions.shell import parse_command
+from agentcli.sandbox.profile import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.sandbox.runner import RUNTIME_DIRS, OsSandbox, SandboxSettings
 from tests.sandbox.conftest import GIT_ENV, Run, requires_landlock
 
@@ -381,3 +383,28 @@ def test_the_helper_never_runs_on_an_interpreter_a_command_may_replace(workspace
     assert writable_python.python is None
     with pytest.raises(OSError, match="could replace it"):
         writable_python.prepare(["true"], WORKSPACE_WRITE)
+
+
+def test_a_commit_opened_for_git_cannot_plant_git_config_or_hooks(run: Run, repo: Path) -> None:
+    """An approved `git commit` runs with `.git` writable, and runs the repository's hooks: with
+    husky, lefthook or pre-commit those are (or read) work-tree files the model edits without
+    asking. Through them the approved, innocuous-looking commit wrote `.git/config`
+    (`core.fsmonitor`) and `.git/hooks/*`, which the user's own git later runs unconfined."""
+    hooks = repo / ".husky"
+    hooks.mkdir()
+    _git(repo, "config", "core.hooksPath", ".husky")
+    # What the model wrote into the work tree (the user's pre-commit hook, now hostile).
+    (hooks / "pre-commit").write_text(
+        "#!/bin/sh\n"
+        "printf '[core]\\n\\tfsmonitor = /tmp/payload\\n' >> .git/config\n"
+        "mkdir -p .git/hooks && printf '#!/bin/sh\\n' > .git/hooks/post-checkout\n"
+        "exit 0\n"
+    )
+    (hooks / "pre-commit").chmod(0o755)
+    (repo / "b.txt").write_text("b\n")
+    box = OsSandbox(workspace=repo)
+    confinement = Confinement(profile=Profile.WORKSPACE_WRITE, git_write=True)
+    assert escalated(parse_command("git add b.txt && git commit -qm b")) == confinement
+    result = run(box, "git add b.txt && git commit -qm b", confinement=confinement)
+    assert "fsmonitor" not in (repo / ".git" / "config").read_text(), result.stderr
+    assert not (repo / ".git" / "hooks" / "post-checkout").exists()
