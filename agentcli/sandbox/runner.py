@@ -61,6 +61,9 @@ RUNTIME_DIRS = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm", "/dev/mqueue
 here, and the host's temp files are none of the command's business."""
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
 PRIVATE_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+GIT_PROGRAM_FILES = ("config", "config.worktree", "hooks")
+"""In a git dir, what names programs git runs: read-only even for a command `.git` is opened
+for (a commit runs the repository's hooks, which may be work-tree files the model wrote)."""
 PYTHON_IN_WORKSPACE = (
     "the Python that runs agentcli lies in the workspace (or a sandbox.writable directory), "
     "where a sandboxed command could replace it, and it starts the sandbox"
@@ -106,6 +109,7 @@ class OsSandbox:
         # Chosen now, before any command ran: never a file a sandboxed command may replace.
         self.python = helper_python(avoid=(self.workspace, *self.writable))
         self.git = git_dirs(self.workspace)
+        self.git_programs = _git_programs(self.git)
         config = self.workspace / ".agentcli"
         # It must exist to be made read-only: otherwise a command could create it with rules.
         with contextlib.suppress(OSError):  # if we cannot create it, neither can a command
@@ -146,6 +150,7 @@ class OsSandbox:
                 git_writable = [p for p in self.git if p.is_dir()]
                 writes += git_writable
                 read_only = [p for p in read_only if p not in git_writable]
+                read_only += self.git_programs
             if confinement.network or self.settings.network:
                 options.append("--network")
         options += _each("--write", [*writes, *map(Path, PRIVATE_WRITABLE), *map(Path, DEVICES)])
@@ -161,6 +166,27 @@ class OsSandbox:
 
     def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
         return explain(output, self.limits, confinement)
+
+
+def _git_programs(git: Iterable[Path]) -> list[Path]:
+    """`GIT_PROGRAM_FILES` of each git dir and of the submodules' git dirs kept in it
+    (`modules/…`). A missing `hooks` directory is created, so that it can be made read-only
+    (git itself creates it with the repository)."""
+    found: list[Path] = []
+    pending = [p for p in git if p.is_dir()]
+    while pending:
+        git_dir = pending.pop()
+        with contextlib.suppress(OSError):
+            (git_dir / "hooks").mkdir(exist_ok=True)
+        found += [git_dir / name for name in GIT_PROGRAM_FILES if (git_dir / name).exists()]
+        modules = git_dir / "modules"
+        if modules.is_dir() and not modules.is_symlink():
+            pending += [
+                head.parent
+                for head in modules.rglob("HEAD")
+                if (head.parent / "objects").is_dir() or (head.parent / "commondir").is_file()
+            ]
+    return list(dict.fromkeys(found))
 
 
 def _each(option: str, paths: Iterable[Path | str]) -> list[str]:
