@@ -408,3 +408,18 @@ def test_a_commit_opened_for_git_cannot_plant_git_config_or_hooks(run: Run, repo
     result = run(box, "git add b.txt && git commit -qm b", confinement=confinement)
     assert "fsmonitor" not in (repo / ".git" / "config").read_text(), result.stderr
     assert not (repo / ".git" / "hooks" / "post-checkout").exists()
+
+
+def test_a_writable_path_inside_the_workspace_cannot_be_turned_into_a_link_out(
+    run: Run, sandbox: OsSandbox, visible_dir: Path
+) -> None:
+    """The helper opens each `--write` path by name for its Landlock rule, following links:
+    a `sandbox.writable` entry inside the workspace (relative entries are resolved against it)
+    replaced by a link to somewhere else gave the next command write access there."""
+    build = sandbox.workspace / "build"
+    build.mkdir()
+    box = OsSandbox(workspace=sandbox.workspace, settings=SandboxSettings(writable=(build,)))
+    swapped = run(box, f"rmdir build && ln -s {visible_dir} build", confinement=WORKSPACE_WRITE)
+    assert (sandbox.workspace / "build").is_symlink(), swapped.stderr
+    run(box, f"echo pwned > {visible_dir}/planted", confinement=WORKSPACE_WRITE)
+    assert not (visible_dir / "planted").exists()
