@@ -423,3 +423,16 @@ def test_a_writable_path_inside_the_workspace_cannot_be_turned_into_a_link_out(
     assert (sandbox.workspace / "build").is_symlink(), swapped.stderr
     run(box, f"echo pwned > {visible_dir}/planted", confinement=WORKSPACE_WRITE)
     assert not (visible_dir / "planted").exists()
+
+
+def test_git_opened_cannot_be_turned_into_a_link_out(
+    run: Run, repo: Path, visible_dir: Path
+) -> None:
+    """Same lookup by name, for `.git` when a command is opened for it (an approved commit
+    running a work-tree hook): `.git` moved aside and replaced by a link, the next such command
+    could write wherever the link points."""
+    box = OsSandbox(workspace=repo)
+    opened = Confinement(profile=Profile.WORKSPACE_WRITE, git_write=True)
+    run(box, f"mv .git .git-aside && ln -s {visible_dir} .git", confinement=opened)
+    run(box, f"echo pwned > {visible_dir}/planted", confinement=opened)
+    assert not (visible_dir / "planted").exists()
