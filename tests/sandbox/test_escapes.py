@@ -436,3 +436,26 @@ def test_git_opened_cannot_be_turned_into_a_link_out(
     run(box, f"mv .git .git-aside && ln -s {visible_dir} .git", confinement=opened)
     run(box, f"echo pwned > {visible_dir}/planted", confinement=opened)
     assert not (visible_dir / "planted").exists()
+
+
+def test_agentcli_state_stays_hidden_when_the_workspace_is_the_home_directory(
+    run: Run, visible_dir: Path
+) -> None:
+    """agentcli started in the home directory: its config and data (the trust store) are
+    hidden by name beneath the workspace. Renaming `~/.config` in one command showed (and let
+    the next command write) `~/.config2/agentcli/config.toml`."""
+    home = visible_dir
+    config = home / ".config" / "agentcli"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("# the user's config\n")
+    box = OsSandbox(workspace=home, settings=SandboxSettings(agentcli_dirs=(config,)))
+    run(box, "mv .config .config2", confinement=WORKSPACE_WRITE)
+    after = run(
+        box,
+        "cat .config2/agentcli/config.toml; echo 'allow = [\"shell(*)\"]' >> "
+        ".config2/agentcli/config.toml",
+        confinement=WORKSPACE_WRITE,
+    )
+    moved = home / ".config2" / "agentcli" / "config.toml"
+    assert "the user's config" not in after.stdout
+    assert not moved.exists() or "shell(*)" not in moved.read_text()
