@@ -16,6 +16,9 @@ sure nothing it started outlives it.
 - `--seccomp HEX`: the seccomp filter to install (`seccomp.compiled`, as hex);
 - `--parent PID`: the process that starts the helper (agentcli): the helper, and with it
   everything in the sandbox, dies with it, and does not start when it is already gone;
+- `--pin DEV:INO:P`, `--guard DEV:INO:P`: what P was when the session started (P lies where
+  commands write, so a command may have moved or replaced it): if it is no longer that,
+  nothing is granted to a pinned P, and a guarded P stops the command (`check_pins`);
 - `--network`: keep the network (otherwise a network namespace with only loopback).
 
 The helper (outside) enters new user, mount, PID and IPC namespaces (and network), shapes the
@@ -46,7 +49,8 @@ LEFTOVER_GRACE_S = 0.5
 LEFTOVERS_NOTE = "agentcli sandbox: stopped background processes still running after the command"
 FORWARDED = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
 _PATH_OPTIONS = ("--write", "--read", "--hide", "--expose", "--read-only", "--socket", "--tmp")
-_VALUE_OPTIONS = ("--seccomp", "--parent")
+_VALUE_OPTIONS = ("--seccomp", "--parent", "--pin", "--guard")
+_GRANTS = ("--write", "--read", "--expose", "--socket")
 _FLAGS = ("--network", "--no-read-limit")
 
 
@@ -79,6 +83,31 @@ def _fail(message: str) -> int:
     sys.stderr.write(f"agentcli sandbox: {message}\n")
     sys.stderr.flush()
     return FAILED
+
+
+def check_pins(options: dict[str, list[str]]) -> None:
+    """Compare each pinned and guarded path with what it was when the session started. Paths
+    are looked up by name (and links followed): one a command renamed away, or replaced by a
+    link, would otherwise carry a grant elsewhere (a writable dir turned into a link to the
+    home directory) or leave what it protected unprotected under another name (`.git` moved
+    aside, a hidden dir whose parent was renamed). A changed pinned path loses its grants; a
+    changed guarded path stops the command. Raises OSError."""
+    for kind in ("--pin", "--guard"):
+        for pin in options[kind]:
+            dev, ino, path = pin.split(":", 2)
+            try:
+                found = os.lstat(path)
+            except OSError:
+                found = None
+            if found is not None and (found.st_dev, found.st_ino) == (int(dev), int(ino)):
+                continue
+            if kind == "--guard":
+                raise OSError(
+                    f"{path} was moved or replaced since the session started, and what the "
+                    "sandbox protects depends on it: put it back (or restart agentcli)"
+                )
+            for grant in _GRANTS:
+                options[grant] = [p for p in options[grant] if p != path]
 
 
 def shape_mounts(options: dict[str, list[str]]) -> None:
@@ -138,6 +167,7 @@ def run(options: dict[str, list[str]], argv: list[str]) -> int:
         namespaces.die_with_parent()
         if any(int(parent) != os.getppid() for parent in options["--parent"]):
             return _fail("agentcli, which started the command, is gone: not running it")
+        check_pins(options)
         namespaces.unshare(network=network)
         if not network:
             namespaces.loopback_up()

@@ -118,6 +118,16 @@ class OsSandbox:
         home = Path.home()
         self.hidden = _hidden_paths(home, self.settings)
         self.readable = _readable_paths(home, self.settings)
+        # The helper looks paths up by name. Where a command could move or replace them
+        # (beneath the workspace or another writable directory), it checks them against what
+        # they are now: a granted path that changed loses its grant (`pins`); a changed
+        # protected path, or a renamed directory above a hidden one, stops the command
+        # (`guards`). A hidden path is a mount point (it cannot be moved itself): its parents
+        # could, leaving what it hid under another name.
+        roots = (self.workspace, *self.writable)
+        self.pins = _pins([*self.writable, *self.readable], under=roots)
+        above_hidden = [a for h in self.hidden for a in h.parents if a not in roots]
+        self.guards = _pins([*self.protected, *above_hidden], under=roots)
         self.env = environment.scrubbed(
             os.environ, extra=self.settings.env_scrub, keep=self.settings.env_keep
         )
@@ -160,12 +170,27 @@ class OsSandbox:
         options += _each("--expose", exposed)
         options += _each("--read-only", read_only)
         options += _each("--socket", self.settings.allow_unix_sockets)
+        options += _each("--pin", self.pins)
+        options += _each("--guard", self.guards)
         if self.python is None:
             raise OSError(PYTHON_IN_WORKSPACE)
         return PreparedCommand(argv=helper_argv(options, argv, self.python), env=self.env)
 
     def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
         return explain(output, self.limits, confinement)
+
+
+def _pins(paths: Iterable[Path], *, under: Iterable[Path]) -> list[str]:
+    """`DEV:INO:PATH` for each existing path beneath one of `under` (see `exec.check_pins`)."""
+    roots = list(under)
+    pins: list[str] = []
+    for path in dict.fromkeys(paths):
+        if not any(path.is_relative_to(root) for root in roots):
+            continue
+        with contextlib.suppress(OSError):
+            found = path.lstat()
+            pins.append(f"{found.st_dev}:{found.st_ino}:{path}")
+    return pins
 
 
 def _git_programs(git: Iterable[Path]) -> list[Path]:
