@@ -138,6 +138,7 @@ class OsSandbox:
             protected=self.protected,
             network_blocked=not self.settings.network,
             hidden=self.hidden,
+            git_programs=tuple(self.git_programs),
         )
 
     @property
