@@ -459,3 +459,17 @@ def test_agentcli_state_stays_hidden_when_the_workspace_is_the_home_directory(
     moved = home / ".config2" / "agentcli" / "config.toml"
     assert "the user's config" not in after.stdout
     assert not moved.exists() or "shell(*)" not in moved.read_text()
+
+
+@pytest.mark.parametrize("profile", BOTH)
+def test_a_deny_read_path_created_during_the_session_is_hidden(
+    run: Run, sandbox: OsSandbox, profile: Confinement
+) -> None:
+    """`sandbox.deny_read` (and the credential list) were resolved once, keeping only paths that
+    existed when the session started: a `.env` written later, or `~/.aws` after `aws
+    configure`, was readable by every command for the rest of the session."""
+    secret = sandbox.workspace / ".env"
+    box = OsSandbox(workspace=sandbox.workspace, settings=SandboxSettings(deny_read=(secret,)))
+    secret.write_text("API=CREATED-LATER\n")
+    result = run(box, "cat .env", confinement=profile)
+    assert "CREATED-LATER" not in result.stdout
