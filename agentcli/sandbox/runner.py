@@ -137,7 +137,7 @@ class OsSandbox:
             writable=self.writable,
             protected=self.protected,
             network_blocked=not self.settings.network,
-            hidden=self.hidden,
+            hidden=tuple(p for p in self.hidden if p.exists()),
             git_programs=tuple(self.git_programs),
         )
 
@@ -224,7 +224,8 @@ def _existing_resolved(paths: Iterable[Path]) -> tuple[Path, ...]:
 
 
 def _hidden_paths(home: Path, settings: SandboxSettings) -> tuple[Path, ...]:
-    """What every sandboxed command must not see, resolved (a link is hidden where it leads)."""
+    """What every sandboxed command must not see, resolved (a link is hidden where it leads),
+    whether it exists now or not."""
     candidates = [
         *map(Path, RUNTIME_DIRS),
         *(home / name for name in SENSITIVE_HOME),
@@ -235,8 +236,10 @@ def _hidden_paths(home: Path, settings: SandboxSettings) -> tuple[Path, ...]:
     ]
     hidden: list[Path] = []
     for path in candidates:
+        # Also when it does not exist yet: the helper hides what exists when a command runs
+        # (a .env written during the session, ~/.aws after `aws configure`).
         resolved = path.expanduser().resolve()
-        if resolved not in hidden and (resolved.exists() or path.is_symlink()):
+        if resolved not in hidden:
             hidden.append(resolved)
     return tuple(hidden)
 
