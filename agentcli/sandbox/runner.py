@@ -205,14 +205,25 @@ def _git_programs(git: Iterable[Path]) -> list[Path]:
         with contextlib.suppress(OSError):
             (git_dir / "hooks").mkdir(exist_ok=True)
         found += [git_dir / name for name in GIT_PROGRAM_FILES if (git_dir / name).exists()]
-        modules = git_dir / "modules"
-        if modules.is_dir() and not modules.is_symlink():
-            pending += [
-                head.parent
-                for head in modules.rglob("HEAD")
-                if (head.parent / "objects").is_dir() or (head.parent / "commondir").is_file()
-            ]
+        pending += _module_git_dirs(git_dir / "modules")
     return list(dict.fromkeys(found))
+
+
+def _module_git_dirs(modules: Path) -> list[Path]:
+    """The git dirs under a `modules/` directory (a submodule's name may contain slashes),
+    without walking into any git dir's objects."""
+    found: list[Path] = []
+    pending = [modules]
+    while pending:
+        directory = pending.pop()
+        if not directory.is_dir() or directory.is_symlink():
+            continue
+        if (directory / "HEAD").is_file() and (directory / "objects").is_dir():
+            found.append(directory)  # its own modules/ are looked at as a git dir's
+            continue
+        with contextlib.suppress(OSError):
+            pending += [entry for entry in directory.iterdir() if entry.is_dir()]
+    return found
 
 
 def _each(option: str, paths: Iterable[Path | str]) -> list[str]:
