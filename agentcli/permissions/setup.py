@@ -131,7 +131,7 @@ def build_permissions(
 
 
 def _make_sandbox(files: FileConfig, workspace: Path) -> tuple[OsSandbox | None, str | None]:
-    from agentcli.sandbox.runner import OsSandbox, SandboxSettings
+    from agentcli.sandbox.runner import PYTHON_IN_WORKSPACE, OsSandbox, SandboxSettings
     from agentcli.sandbox.support import probe_support
 
     support = probe_support()
@@ -150,7 +150,10 @@ def _make_sandbox(files: FileConfig, workspace: Path) -> tuple[OsSandbox | None,
         env_keep=_names(files, "sandbox.env_keep"),
         agentcli_dirs=(user_config_path().parent, data_home()),
     )
-    return OsSandbox(workspace=workspace, settings=settings), None
+    sandbox = OsSandbox(workspace=workspace, settings=settings)
+    if sandbox.python is None:
+        return None, PYTHON_IN_WORKSPACE
+    return sandbox, None
 
 
 def _paths(files: FileConfig, key: str, workspace: Path) -> tuple[Path, ...]:

@@ -14,7 +14,9 @@ from __future__ import annotations
 import base64
 import functools
 import marshal
+import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 HELPER_MODULES = ("landlock", "namespaces", "seccomp", "exec")
@@ -54,11 +56,34 @@ def helper_program() -> str:
     return _LOADER.format(payload=payload)
 
 
-def helper_argv(options: list[str], argv: list[str]) -> list[str]:
-    """The argv that runs `argv` through the helper with `options` (and the seccomp filter).
-    Raises OSError when the filter cannot be built (no libseccomp)."""
+def helper_python(avoid: Iterable[Path] = ()) -> str | None:
+    """The interpreter the helper runs on: the real file behind the running Python (in a
+    virtualenv `bin/python` is a link to the base interpreter), else the virtualenv's base
+    interpreter; never one beneath `avoid` (the workspace and the other directories sandboxed
+    commands may write). The helper runs before anything is confined: with agentcli installed
+    in a virtualenv inside the workspace, `sys.executable` is a file a sandboxed command can
+    replace, and the next command would start the replacement unconfined. None when every
+    candidate lies beneath `avoid`."""
+    avoided = [Path(os.path.realpath(path)) for path in avoid]
+    for candidate in (sys.executable, getattr(sys, "_base_executable", None)):
+        if not candidate:
+            continue
+        real = Path(os.path.realpath(candidate))
+        if real.is_file() and not any(real.is_relative_to(a) for a in avoided):
+            return str(real)
+    return None
+
+
+def helper_argv(options: list[str], argv: list[str], python: str | None = None) -> list[str]:
+    """The argv that runs `argv` through the helper with `options` (and the seccomp filter),
+    on `python` (default: `helper_python()`); the calling process must start it (the helper dies
+    with it). Raises OSError when the filter cannot be built (no libseccomp) or there is no
+    interpreter to run the helper on."""
     from agentcli.sandbox.seccomp import compiled_once  # ctypes: only once a command runs
 
+    python = python or helper_python()
+    if python is None:
+        raise OSError("no Python interpreter to run the sandbox helper on")
     program = helper_program()
-    filter_options = ["--seccomp", compiled_once().hex()]
-    return [sys.executable, "-I", "-S", "-c", program, *filter_options, *options, "--", *argv]
+    filter_options = ["--seccomp", compiled_once().hex(), "--parent", str(os.getpid())]
+    return [python, "-I", "-S", "-c", program, *filter_options, *options, "--", *argv]

@@ -7,16 +7,23 @@ sure nothing it started outlives it.
 - `--write P`: the command may write beneath P (Landlock);
 - `--read P`: it may read and execute beneath P (and beneath the --write paths); without
   `--no-read-limit`, nothing else;
-- `--hide P`: a directory covered by an empty tmpfs, a file by /dev/null;
+- `--hide P`: a directory covered by an empty tmpfs, a file by /dev/null (and always: the
+  host's terminals, /dev/pts, replaced by a devpts instance of the sandbox's own);
 - `--expose P`: bound back in place when a hidden directory covered it;
 - `--read-only P`: bind-mounted read-only (`.git`, `.agentcli`);
 - `--socket P`: a unix socket connectable on kernels whose Landlock can say so (ABI ≥ 9);
 - `--tmp P`: the value of TMPDIR/TMP/TEMP;
 - `--seccomp HEX`: the seccomp filter to install (`seccomp.compiled`, as hex);
+- `--parent PID`: the process that starts the helper (agentcli): the helper, and with it
+  everything in the sandbox, dies with it, and does not start when it is already gone;
+- `--pin DEV:INO:P`, `--guard DEV:INO:P`: what P was when the session started (P lies where
+  commands write, so a command may have moved or replaced it): if it is no longer that,
+  nothing is granted to a pinned P, and a guarded P stops the command (`check_pins`);
 - `--network`: keep the network (otherwise a network namespace with only loopback).
 
 The helper (outside) enters new user, mount, PID and IPC namespaces (and network), shapes the
 mounts, then forks the namespace's PID 1. PID 1 mounts a /proc that shows only the namespace,
+empties the capability bounding set (the command gets no capability, even run by root),
 applies Landlock and the seccomp filter, forks the command and waits for it, passing on
 SIGTERM/SIGINT/SIGHUP/SIGQUIT. When the command exits, PID 1 stops what is left (SIGTERM, then
 the kernel's SIGKILL to the whole namespace as PID 1 exits), so background processes, `setsid`
@@ -42,7 +49,8 @@ LEFTOVER_GRACE_S = 0.5
 LEFTOVERS_NOTE = "agentcli sandbox: stopped background processes still running after the command"
 FORWARDED = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
 _PATH_OPTIONS = ("--write", "--read", "--hide", "--expose", "--read-only", "--socket", "--tmp")
-_VALUE_OPTIONS = ("--seccomp",)
+_VALUE_OPTIONS = ("--seccomp", "--parent", "--pin", "--guard")
+_GRANTS = ("--write", "--read", "--expose", "--socket")
 _FLAGS = ("--network", "--no-read-limit")
 
 
@@ -77,6 +85,31 @@ def _fail(message: str) -> int:
     return FAILED
 
 
+def check_pins(options: dict[str, list[str]]) -> None:
+    """Compare each pinned and guarded path with what it was when the session started. Paths
+    are looked up by name (and links followed): one a command renamed away, or replaced by a
+    link, would otherwise carry a grant elsewhere (a writable dir turned into a link to the
+    home directory) or leave what it protected unprotected under another name (`.git` moved
+    aside, a hidden dir whose parent was renamed). A changed pinned path loses its grants; a
+    changed guarded path stops the command. Raises OSError."""
+    for kind in ("--pin", "--guard"):
+        for pin in options[kind]:
+            dev, ino, path = pin.split(":", 2)
+            try:
+                found = os.lstat(path)
+            except OSError:
+                found = None
+            if found is not None and (found.st_dev, found.st_ino) == (int(dev), int(ino)):
+                continue
+            if kind == "--guard":
+                raise OSError(
+                    f"{path} was moved or replaced since the session started, and what the "
+                    "sandbox protects depends on it: put it back (or restart agentcli)"
+                )
+            for grant in _GRANTS:
+                options[grant] = [p for p in options[grant] if p != path]
+
+
 def shape_mounts(options: dict[str, list[str]]) -> None:
     """In the new mount namespace: hide, expose again, make read-only. Raises OSError."""
     held = []
@@ -86,6 +119,7 @@ def shape_mounts(options: dict[str, list[str]]) -> None:
         except FileNotFoundError:
             continue
     namespaces.make_private()
+    namespaces.private_terminals()
     for path in options["--hide"]:
         namespaces.hide(path)
     rebound = []
@@ -128,6 +162,12 @@ def confine_self(options: dict[str, list[str]]) -> int:
 def run(options: dict[str, list[str]], argv: list[str]) -> int:
     network = bool(options["--network"])
     try:
+        # agentcli killed (or crashed): the helper must not be orphaned with the command
+        # still running. PID 1 dies with the helper in turn, and the namespace with PID 1.
+        namespaces.die_with_parent()
+        if any(int(parent) != os.getppid() for parent in options["--parent"]):
+            return _fail("agentcli, which started the command, is gone: not running it")
+        check_pins(options)
         namespaces.unshare(network=network)
         if not network:
             namespaces.loopback_up()
@@ -151,6 +191,7 @@ def _init(options: dict[str, list[str]], argv: list[str], status_fd: int) -> int
     try:
         namespaces.die_with_parent()
         namespaces.mount_proc()
+        namespaces.drop_capabilities()
         confine_self(options)
     except OSError as exc:
         return _fail(f"cannot confine the command, not running it: {exc}")

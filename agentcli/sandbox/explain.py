@@ -22,6 +22,9 @@ _FS_MARKERS = (
     "EROFS",
     "EACCES",
     "EPERM",
+    # Renaming onto a path the sandbox bound read-only (how git and editors save a file).
+    "Device or resource busy",
+    "EBUSY",
 )
 _NET_MARKERS = (
     "Network is unreachable",
@@ -70,6 +73,8 @@ class SandboxLimits:
     network_blocked: bool
     hidden: tuple[Path, ...] = ()
     """Directories and files sandboxed commands do not see (an empty dir, or /dev/null)."""
+    git_programs: tuple[Path, ...] = ()
+    """The git dirs' config and hooks: read-only even for a command opened for `.git`."""
 
 
 def explain(output: str, limits: SandboxLimits, confinement: Confinement) -> str | None:
@@ -94,7 +99,7 @@ def explain(output: str, limits: SandboxLimits, confinement: Confinement) -> str
             "only $TMPDIR, and has no network. If it needs more, say so; a command that "
             f"writes is run (after asking, if needed) in the workspace sandbox. {ESCAPE_HATCH}"
         )
-    fs_note = _file_system_note(fs_lines, limits) if fs_lines else None
+    fs_note = _file_system_note(fs_lines, limits, confinement) if fs_lines else None
     if fs_note is None and not network:
         return None
     header = (
@@ -137,7 +142,9 @@ def _hidden_note(output: str, limits: SandboxLimits) -> str | None:
     return None
 
 
-def _file_system_note(lines: list[str], limits: SandboxLimits) -> str | None:
+def _file_system_note(
+    lines: list[str], limits: SandboxLimits, confinement: Confinement
+) -> str | None:
     saw_path = False
     for line in lines:
         for quoted, bare in _PATH.findall(line):
@@ -151,6 +158,14 @@ def _file_system_note(lines: list[str], limits: SandboxLimits) -> str | None:
                 return (
                     f"Writing {candidate} failed: agentcli's own config is read-only to "
                     "commands. Tell the user what should change there."
+                )
+            in_git_programs = any(_within(path, p) for p in limits.git_programs)
+            if hit is not None and confinement.git_write and in_git_programs:
+                return (
+                    f"Writing {candidate} failed: a git dir's config and hooks stay read-only "
+                    "even when .git is opened (they name programs git runs). A command that "
+                    "must change them (git config, git remote add, git push -u) cannot run in "
+                    "the sandbox."
                 )
             if hit is not None:
                 return f"Writing {candidate} failed because .git is read-only. {GIT_WAY_OUT}"

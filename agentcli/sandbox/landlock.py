@@ -41,6 +41,7 @@ REFER = 1 << 13  # ABI 2
 TRUNCATE = 1 << 14  # ABI 3
 IOCTL_DEV = 1 << 15  # ABI 5
 RESOLVE_UNIX = 1 << 16  # ABI 9: connect()/sendmsg() to a pathname unix socket
+RESOLVE_UNIX_ABI = 9
 SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
 SCOPE_SIGNAL = 1 << 1
 
@@ -111,7 +112,7 @@ def restrict_self(
     handled = write_access(abi)
     if readable is not None:
         handled |= READ
-    if abi >= 9:
+    if abi >= RESOLVE_UNIX_ABI:
         handled |= RESOLVE_UNIX
     attr = _RulesetAttr(handled, 0, 0)
     if abi >= 6:

@@ -41,6 +41,9 @@ SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 IFF_UP = 1
 PR_SET_PDEATHSIG = 1
+PR_CAPBSET_DROP = 24
+CAP_LAST_POSSIBLE = 63
+EINVAL = 22
 SIGKILL = 9
 _IFREQ = "16sh22x"
 # statvfs flag → mount flag: a remount must keep the flags that are locked on the mount.
@@ -153,9 +156,40 @@ def bind_read_only(paths: Iterable[str]) -> None:
         _check(libc.mount(None, encoded, None, flags, None), f"remount {path} read-only")
 
 
+def private_terminals() -> None:
+    """A devpts instance of its own at /dev/pts (and its ptmx at /dev/ptmx): the host's shows
+    the user's terminals, which a command could open by name, to read what the user types and
+    to write escape sequences to the screen. Where no devpts can be mounted, an empty tmpfs
+    covers /dev/pts instead (no pseudo-terminals, rather than the host's)."""
+    if not os.path.isdir("/dev/pts"):
+        return
+    libc = _libc()
+    options = b"newinstance,ptmxmode=0666,mode=0620"
+    if libc.mount(b"devpts", b"/dev/pts", b"devpts", MS_NOSUID | MS_NOEXEC, options) != 0:
+        hide("/dev/pts")
+        return
+    if os.path.exists("/dev/ptmx"):
+        _check(libc.mount(b"/dev/pts/ptmx", b"/dev/ptmx", None, MS_BIND, None), "bind /dev/ptmx")
+
+
 def die_with_parent() -> None:
     """SIGKILL this process when the process that forked it dies (PR_SET_PDEATHSIG)."""
     _check(_libc().prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+
+
+def drop_capabilities() -> None:
+    """Empty the capability bounding set, so that nothing this process starts has any
+    capability in the sandbox's user namespace. Without it a command run by root keeps them all
+    across execve (root's rule), and with CAP_SYS_ADMIN over its own mount namespace it could
+    undo the mounts that confine it: `mount_setattr` and `open_tree`, which Landlock does not
+    mediate, clear a read-only flag or copy a mount without what hides parts of it. This process
+    keeps its own capabilities: a command without them cannot ptrace it."""
+    libc = _libc()
+    for capability in range(CAP_LAST_POSSIBLE + 1):
+        if libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+            if ctypes.get_errno() == EINVAL:  # past the kernel's last capability
+                return
+            _check(-1, f"prctl(PR_CAPBSET_DROP, {capability})")
 
 
 def mount_proc() -> None:

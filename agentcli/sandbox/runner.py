@@ -31,7 +31,7 @@ from pathlib import Path
 
 from agentcli.owngit.discover import locate
 from agentcli.sandbox import environment
-from agentcli.sandbox.bootstrap import helper_argv
+from agentcli.sandbox.bootstrap import helper_argv, helper_python
 from agentcli.sandbox.explain import SandboxLimits, explain
 from agentcli.sandbox.profile import Confinement, PreparedCommand, Profile
 
@@ -61,6 +61,13 @@ RUNTIME_DIRS = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm", "/dev/mqueue
 here, and the host's temp files are none of the command's business."""
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
 PRIVATE_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+GIT_PROGRAM_FILES = ("config", "config.worktree", "hooks")
+"""In a git dir, what names programs git runs: read-only even for a command `.git` is opened
+for (a commit runs the repository's hooks, which may be work-tree files the model wrote)."""
+PYTHON_IN_WORKSPACE = (
+    "the Python that runs agentcli lies in the workspace (or a sandbox.writable directory), "
+    "where a sandboxed command could replace it, and it starts the sandbox"
+)
 """The empty temp dirs each command gets (its own, gone when it ends)."""
 
 
@@ -99,7 +106,10 @@ class OsSandbox:
         # Removed when the sandbox is collected or, at the latest, when the process exits.
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.temp_dir, ignore_errors=True)
         self.writable = _existing_resolved(self.settings.writable)
+        # Chosen now, before any command ran: never a file a sandboxed command may replace.
+        self.python = helper_python(avoid=(self.workspace, *self.writable))
         self.git = git_dirs(self.workspace)
+        self.git_programs = _git_programs(self.git)
         config = self.workspace / ".agentcli"
         # It must exist to be made read-only: otherwise a command could create it with rules.
         with contextlib.suppress(OSError):  # if we cannot create it, neither can a command
@@ -108,6 +118,16 @@ class OsSandbox:
         home = Path.home()
         self.hidden = _hidden_paths(home, self.settings)
         self.readable = _readable_paths(home, self.settings)
+        # The helper looks paths up by name. Where a command could move or replace them
+        # (beneath the workspace or another writable directory), it checks them against what
+        # they are now: a granted path that changed loses its grant (`pins`); a changed
+        # protected path, or a renamed directory above a hidden one, stops the command
+        # (`guards`). A hidden path is a mount point (it cannot be moved itself): its parents
+        # could, leaving what it hid under another name.
+        roots = (self.workspace, *self.writable)
+        self.pins = _pins([*self.writable, *self.readable], under=roots)
+        above_hidden = [a for h in self.hidden for a in h.parents if a not in roots]
+        self.guards = _pins([*self.protected, *above_hidden], under=roots)
         self.env = environment.scrubbed(
             os.environ, extra=self.settings.env_scrub, keep=self.settings.env_keep
         )
@@ -117,7 +137,8 @@ class OsSandbox:
             writable=self.writable,
             protected=self.protected,
             network_blocked=not self.settings.network,
-            hidden=self.hidden,
+            hidden=tuple(p for p in self.hidden if p.exists()),
+            git_programs=tuple(self.git_programs),
         )
 
     @property
@@ -140,6 +161,7 @@ class OsSandbox:
                 git_writable = [p for p in self.git if p.is_dir()]
                 writes += git_writable
                 read_only = [p for p in read_only if p not in git_writable]
+                read_only += self.git_programs
             if confinement.network or self.settings.network:
                 options.append("--network")
         options += _each("--write", [*writes, *map(Path, PRIVATE_WRITABLE), *map(Path, DEVICES)])
@@ -149,10 +171,59 @@ class OsSandbox:
         options += _each("--expose", exposed)
         options += _each("--read-only", read_only)
         options += _each("--socket", self.settings.allow_unix_sockets)
-        return PreparedCommand(argv=helper_argv(options, argv), env=self.env)
+        options += _each("--pin", self.pins)
+        options += _each("--guard", self.guards)
+        if self.python is None:
+            raise OSError(PYTHON_IN_WORKSPACE)
+        return PreparedCommand(argv=helper_argv(options, argv, self.python), env=self.env)
 
     def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
         return explain(output, self.limits, confinement)
+
+
+def _pins(paths: Iterable[Path], *, under: Iterable[Path]) -> list[str]:
+    """`DEV:INO:PATH` for each existing path beneath one of `under` (see `exec.check_pins`)."""
+    roots = list(under)
+    pins: list[str] = []
+    for path in dict.fromkeys(paths):
+        if not any(path.is_relative_to(root) for root in roots):
+            continue
+        with contextlib.suppress(OSError):
+            found = path.lstat()
+            pins.append(f"{found.st_dev}:{found.st_ino}:{path}")
+    return pins
+
+
+def _git_programs(git: Iterable[Path]) -> list[Path]:
+    """`GIT_PROGRAM_FILES` of each git dir and of the submodules' git dirs kept in it
+    (`modules/…`). A missing `hooks` directory is created, so that it can be made read-only
+    (git itself creates it with the repository)."""
+    found: list[Path] = []
+    pending = [p for p in git if p.is_dir()]
+    while pending:
+        git_dir = pending.pop()
+        with contextlib.suppress(OSError):
+            (git_dir / "hooks").mkdir(exist_ok=True)
+        found += [git_dir / name for name in GIT_PROGRAM_FILES if (git_dir / name).exists()]
+        pending += _module_git_dirs(git_dir / "modules")
+    return list(dict.fromkeys(found))
+
+
+def _module_git_dirs(modules: Path) -> list[Path]:
+    """The git dirs under a `modules/` directory (a submodule's name may contain slashes),
+    without walking into any git dir's objects."""
+    found: list[Path] = []
+    pending = [modules]
+    while pending:
+        directory = pending.pop()
+        if not directory.is_dir() or directory.is_symlink():
+            continue
+        if (directory / "HEAD").is_file() and (directory / "objects").is_dir():
+            found.append(directory)  # its own modules/ are looked at as a git dir's
+            continue
+        with contextlib.suppress(OSError):
+            pending += [entry for entry in directory.iterdir() if entry.is_dir()]
+    return found
 
 
 def _each(option: str, paths: Iterable[Path | str]) -> list[str]:
@@ -164,7 +235,8 @@ def _existing_resolved(paths: Iterable[Path]) -> tuple[Path, ...]:
 
 
 def _hidden_paths(home: Path, settings: SandboxSettings) -> tuple[Path, ...]:
-    """What every sandboxed command must not see, resolved (a link is hidden where it leads)."""
+    """What every sandboxed command must not see, resolved (a link is hidden where it leads),
+    whether it exists now or not."""
     candidates = [
         *map(Path, RUNTIME_DIRS),
         *(home / name for name in SENSITIVE_HOME),
@@ -175,8 +247,10 @@ def _hidden_paths(home: Path, settings: SandboxSettings) -> tuple[Path, ...]:
     ]
     hidden: list[Path] = []
     for path in candidates:
+        # Also when it does not exist yet: the helper hides what exists when a command runs
+        # (a .env written during the session, ~/.aws after `aws configure`).
         resolved = path.expanduser().resolve()
-        if resolved not in hidden and (resolved.exists() or path.is_symlink()):
+        if resolved not in hidden:
             hidden.append(resolved)
     return tuple(hidden)
 

@@ -223,5 +223,11 @@ def sandbox_report(support: SandboxSupport | None = None) -> list[str]:
         "the workspace, $TMPDIR and sandbox.writable; .git read-only unless opened; network "
         "off unless opened",
         "sandbox, both: secrets hidden (~/.ssh, ~/.aws, …, agentcli's data), environment "
-        "scrubbed, own PID namespace (nothing outlives a command), no host unix sockets",
+        "scrubbed, own PID namespace (nothing outlives a command), "
+        + (
+            "no host unix sockets"
+            if support.landlock_abi >= landlock.RESOLVE_UNIX_ABI
+            else "no host unix sockets in the hidden places (/tmp, /run, …); one elsewhere is "
+            f"reachable (Landlock ABI {support.landlock_abi} < {landlock.RESOLVE_UNIX_ABI})"
+        ),
     ]

@@ -88,7 +88,7 @@ class Glob(SearchTool[GlobInput]):
         screen = search_screen(root, ctx)
         pattern = self._relative_pattern(args.pattern, root)
         hidden = names_hidden(pattern)
-        rg = self.rg()
+        rg = self.rg(ctx)
         if rg is not None:
             with rg_selection(pattern, hidden=hidden) as selection:
                 flags = ["--files", *selection, *screen.rg_excludes(shown_root)]

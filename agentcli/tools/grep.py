@@ -115,7 +115,7 @@ class Grep(SearchTool[GrepInput]):
         shown_cwd = display_path(cwd, ctx.workspace)
         prefix = "" if shown_cwd == "." else f"{shown_cwd}/"
         screen = search_screen(target, ctx)
-        rg = self.rg()
+        rg = self.rg(ctx)
         if rg is not None:
             hidden = names_hidden(args.glob, args.path)
             with rg_selection(args.glob, hidden=hidden) as selection:

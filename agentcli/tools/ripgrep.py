@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
 import sys
 import sysconfig
 from dataclasses import dataclass
@@ -25,14 +24,23 @@ MAX_RG_OUTPUT_BYTES = 32 * 1024 * 1024
 
 
 @functools.cache
-def find_rg() -> str | None:
-    """The ripgrep binary: the wheel's copy beside this interpreter, else `rg` on PATH."""
+def find_rg(outside: tuple[Path, ...] = ()) -> str | None:
+    """The ripgrep binary: the wheel's copy beside this interpreter, else `rg` on PATH (absolute
+    entries only); never one beneath `outside` (the workspace and the other directories the
+    model may write: agentcli runs rg unconfined, and with agentcli installed in the project's
+    virtualenv the wheel's rg is a workspace file a command can replace)."""
     name = "rg.exe" if os.name == "nt" else "rg"
-    for directory in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
+    avoided = [path.resolve() for path in outside]
+    scripts = (Path(sys.executable).parent, Path(sysconfig.get_path("scripts")))
+    on_path = [Path(e) for e in os.environ.get("PATH", "").split(os.pathsep) if e]
+    for directory in (*scripts, *(d for d in on_path if d.is_absolute())):
         candidate = directory / name
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return shutil.which("rg")
+        if not (candidate.is_file() and os.access(candidate, os.X_OK)):
+            continue
+        places = (candidate.parent.resolve() / name, candidate.resolve())  # link, target
+        if not any(p.is_relative_to(a) for p in places for a in avoided):
+            return str(places[1])  # the file itself: no link to follow again later
+    return None
 
 
 @dataclass(frozen=True, slots=True)

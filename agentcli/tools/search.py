@@ -62,8 +62,12 @@ class SearchTool(Tool[SearchInputT]):
         self._rg_binary = rg_binary
         self._use_rg = use_rg
 
-    def rg(self) -> str | None:
-        return (self._rg_binary or find_rg()) if self._use_rg else None
+    def rg(self, ctx: ToolContext) -> str | None:
+        """The ripgrep binary to run (unconfined): never one in the workspace or the other
+        directories the session may write."""
+        if not self._use_rg:
+            return None
+        return self._rg_binary or find_rg((ctx.workspace, *ctx.extra_dirs))
 
     @abstractmethod
     def summary(self, args: SearchInputT, shown_root: str) -> str:

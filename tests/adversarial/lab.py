@@ -279,6 +279,8 @@ class Lab:
     token: str = field(default_factory=lambda: secrets.token_hex(5))
     sleep_token: str = field(default_factory=lambda: str(secrets.randbelow(10**8)).zfill(8))
     sleeps: dict[str, str] = field(default_factory=dict)
+    python: str = sys.executable
+    """The interpreter that runs agentcli (`python -m agentcli`)."""
 
     def __post_init__(self) -> None:
         ISSUED_SLEEP_TOKENS.add(self.sleep_token)
@@ -473,7 +475,7 @@ class Lab:
             full_env = self.env(ANTHROPIC_BASE_URL=server.base_url, **(env or {}))
             try:
                 proc = subprocess.run(
-                    [sys.executable, "-m", "agentcli", *args],
+                    [self.python, "-m", "agentcli", *args],
                     cwd=self.ws,
                     env=full_env,
                     stdin=subprocess.DEVNULL,

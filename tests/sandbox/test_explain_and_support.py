@@ -12,7 +12,7 @@ from agentcli.permissions import PermissionMode
 from agentcli.permissions.confine import escalated
 from agentcli.permissions.setup import build_permissions
 from agentcli.permissions.shell import parse_command
-from agentcli.sandbox.explain import SandboxLimits, explain
+from agentcli.sandbox.explain import GIT_WAY_OUT, SandboxLimits, explain
 from agentcli.sandbox.profile import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.sandbox.support import SandboxSupport, probe_support, sandbox_report
 from agentcli.tools.base import ToolContext
@@ -207,3 +207,22 @@ async def test_the_shell_tool_runs_sandboxed_and_tells_the_model(
     assert "This command ran inside agentcli's sandbox" in output.text
     ok = await Shell().call(ShellInput(command="echo hi > inside.txt && cat inside.txt"), ctx)
     assert not ok.is_error and "hi" in ok.text
+
+
+def test_config_and_hooks_stay_read_only_when_git_is_opened() -> None:
+    """With .git opened, a failed write to its config names the real limit (not "run it as
+    git commands on their own", which it already was); git's EBUSY (a rename onto the
+    read-only config) counts as the sandbox's too."""
+    limits = SandboxLimits(
+        workspace=Path("/work/ws"),
+        temp_dir=Path("/tmp/agentcli-session-x"),
+        writable=(),
+        protected=(Path("/work/ws/.git"), Path("/work/ws/.agentcli")),
+        network_blocked=True,
+        git_programs=(Path("/work/ws/.git/config"), Path("/work/ws/.git/hooks")),
+    )
+    opened = Confinement(profile=Profile.WORKSPACE_WRITE, git_write=True)
+    output = "error: could not write config file .git/config: Device or resource busy"
+    note = explain(output, limits, opened)
+    assert note is not None and "stay read-only even when .git is opened" in note
+    assert GIT_WAY_OUT not in note
