@@ -14,7 +14,7 @@ import json
 import re
 import tempfile
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,6 +155,13 @@ class AcceptanceReport:
 
 
 Snapshotter = Callable[[Path], Snapshot]
+Approver = Callable[[str], Awaitable[bool]]
+"""Without a sandbox a check runs the model's code unconfined: asks whether that may happen."""
+NOT_APPROVED = (
+    "not run: there is no OS sandbox here, so this check would run the code the model wrote "
+    "unconfined, and no one approved that (in a terminal you are asked; --permission-mode yolo "
+    "runs checks unconfined without asking)"
+)
 
 
 async def run_acceptance(
@@ -165,18 +172,23 @@ async def run_acceptance(
     sandbox: CommandSandbox | None = None,
     spill_dir: Path | None = None,
     snapshot: Snapshotter | None = None,
+    approve: Approver | None = None,
 ) -> AcceptanceReport:
     """Run every check on the current artifact version. Full outputs of long checks are saved
     under `spill_dir` (default: a temporary directory). `snapshot` takes the artifact version
-    by the session's decision about git; without one, that decision is made now, once."""
+    by the session's decision about git; without one, that decision is made now, once.
+    Without a sandbox, `approve` is asked before each check runs (unconfined); a check it
+    refuses is not run, and fails."""
     spill = spill_dir or Path(tempfile.mkdtemp(prefix="agentcli-acceptance-"))
     if snapshot is None:
         repo = await asyncio.to_thread(find_repo, workspace)
         snapshot = functools.partial(take_snapshot, repo=repo)
     try:
-        return await _run_on_versions(settings, workspace, events, sandbox, spill, snapshot)
+        return await _run_on_versions(
+            settings, workspace, events, sandbox, spill, snapshot, approve
+        )
     except SnapshotError as exc:
-        evidence = await _run_all(settings, workspace, None, events, sandbox, spill)
+        evidence = await _run_all(settings, workspace, None, events, sandbox, spill, approve)
         return AcceptanceReport(evidence=evidence, final=None, stable=False, unverifiable=str(exc))
 
 
@@ -187,9 +199,10 @@ async def _run_on_versions(
     sandbox: CommandSandbox | None,
     spill: Path,
     snapshot: Snapshotter,
+    approve: Approver | None = None,
 ) -> AcceptanceReport:
     before = await asyncio.to_thread(snapshot, workspace)
-    evidence = await _run_all(settings, workspace, before.version, events, sandbox, spill)
+    evidence = await _run_all(settings, workspace, before.version, events, sandbox, spill, approve)
     after = await asyncio.to_thread(snapshot, workspace)
     if after.version == before.version:
         return AcceptanceReport(evidence=evidence, final=after, stable=True)
@@ -200,9 +213,21 @@ async def _run_on_versions(
             "running them again on the new version",
         )
     )
-    evidence = await _run_all(settings, workspace, after.version, events, sandbox, spill)
+    evidence = await _run_all(settings, workspace, after.version, events, sandbox, spill, approve)
     final = await asyncio.to_thread(snapshot, workspace)
     return AcceptanceReport(evidence=evidence, final=final, stable=final.version == after.version)
+
+
+def _not_run(command: str, version: str | None) -> CheckEvidence:
+    return CheckEvidence(
+        command=command,
+        exit_code=None,
+        passed=False,
+        artifact_version=version,
+        output_tail=NOT_APPROVED,
+        duration_s=0.0,
+        full_output=NOT_APPROVED,
+    )
 
 
 async def _run_all(
@@ -212,9 +237,13 @@ async def _run_all(
     events: EventSink,
     sandbox: CommandSandbox | None,
     spill_dir: Path,
+    approve: Approver | None = None,
 ) -> tuple[CheckEvidence, ...]:
     results = []
     for number, command in enumerate(settings.commands, 1):
+        if sandbox is None and approve is not None and not await approve(command):
+            results.append(_not_run(command, version))
+            continue
         events(AcceptanceStarted(command=command, artifact_version=version))
         argv, env = ["bash", "-c", command], None
         if sandbox is not None:

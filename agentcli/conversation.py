@@ -29,13 +29,15 @@ from agentcli.messages import Message
 from agentcli.model import ModelClient, ModelRequest, ModelResponse
 from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.owngit import RepoDecision, decide
-from agentcli.permissions import PermissionPolicy, Prompter
+from agentcli.permissions import Answer, PermissionPolicy, PermissionRequest, Prompter
+from agentcli.sandbox.profile import UNCONFINED
 from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snapshot
 from agentcli.store import Journal
 from agentcli.tasks import TaskResult, task_state_for
 from agentcli.tools.base import Tool, ToolContext
 from agentcli.tools.runtime import ToolRuntime
 from agentcli.usage import Budget
+from agentcli.vocabulary import Decision, PermissionTarget, Risk
 
 T = TypeVar("T")
 
@@ -77,6 +79,32 @@ class ConversationManager:
         run it off the event loop)."""
         decision = self.repo_decision()
         return take_snapshot(decision.workspace, decision.repo)
+
+    async def approve_unconfined_check(self, command: str) -> bool:
+        """Without a sandbox an acceptance check runs the model's code unconfined: the policy
+        decides (yolo allows, a deny rule denies, anything else asks a person, every time)."""
+        target = PermissionTarget(
+            rule_class="shell",
+            subject=command,
+            summary=f"run the acceptance check {command}",
+            outside_sandbox=True,
+        )
+        verdict = self.policy.decide(Risk.EXECUTE, target)
+        if verdict.decision is not Decision.ASK:
+            return verdict.decision is Decision.ALLOW
+        answer = await self.prompter.ask(
+            PermissionRequest(
+                call_id=f"acceptance-{new_id()}",
+                tool="acceptance check",
+                risk=Risk.EXECUTE,
+                target=target,
+                suggested_rule=None,
+                preview=f"$ {command}\nin {self.tool_context.workspace}",
+                reason="there is no OS sandbox: the check runs the model's code unconfined",
+                confinement=UNCONFINED,
+            )
+        )
+        return answer.answer is not Answer.NO
 
     def new_loop(self, observers: Sequence[TurnObserver] = ()) -> QueryLoop:
         """A QueryLoop for one task, with its own runtime, counters and deadline."""
@@ -194,6 +222,7 @@ class ConversationManager:
                     sandbox=self.tool_context.sandbox,
                     spill_dir=self.tool_context.data_dir / "spill",
                     snapshot=lambda _workspace: self.snapshot_now(),
+                    approve=self.approve_unconfined_check,
                 )
         except TimeoutError:
             if not scope.expired():

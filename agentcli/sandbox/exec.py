@@ -1,17 +1,22 @@
 """The sandbox helper: confine a command, run it as the child of a PID 1 of its own, and make
 sure nothing it started outlives it.
 
-    python -I -S -c PROGRAM [OPTION PATH]... [--network] [--no-read-limit] -- ARGV...
+    python -I -S -c PROGRAM [OPTION PATH]... [--network] -- ARGV...
 
-(see `bootstrap.helper_argv`; `agentcli.sandbox.runner` builds the options):
-- `--write P`: the command may write beneath P (Landlock);
-- `--read P`: it may read and execute beneath P (and beneath the --write paths); without
-  `--no-read-limit`, nothing else;
-- `--hide P`: a directory covered by an empty tmpfs, a file by /dev/null (and always: the
-  host's terminals, /dev/pts, replaced by a devpts instance of the sandbox's own);
-- `--expose P`: bound back in place when a hidden directory covered it;
+(see `bootstrap.helper_argv`; `agentcli.sandbox.runner` builds the options). The command sees a
+root of its own, built from an empty tmpfs: only the paths below are in it, everything else of
+the host (the rest of the home directory, other projects, sockets, /var, /srv…) does not exist
+for it; /tmp, /var/tmp, /run and /dev/shm are empty ones of its own, /dev the host's devices
+with a devpts instance of its own, /proc its PID namespace's.
+- `--read P`: in the root, read-only; the command may read and execute beneath it (Landlock);
+- `--write P`: in the root, writable (Landlock allows writes beneath it);
+- `--link P`: the symbolic links on the way to P are copied, so P leads where it does on the
+  host (`/bin` to `usr/bin`, a PATH entry through a link);
+- `--hide P`: in the root, a directory covered by an empty tmpfs, a file by /dev/null;
 - `--read-only P`: bind-mounted read-only (`.git`, `.agentcli`);
-- `--socket P`: a unix socket connectable on kernels whose Landlock can say so (ABI ≥ 9);
+- `--socket P`: a unix socket in the root, connectable (on Landlock ABI ≥ 9, only those);
+- `--absent P`: P did not exist when the session started and must not exist after the
+  command (a `.git` planted in a workspace that was not a repository): removed if it does;
 - `--tmp P`: the value of TMPDIR/TMP/TEMP;
 - `--seccomp HEX`: the seccomp filter to install (`seccomp.compiled`, as hex);
 - `--parent PID`: the process that starts the helper (agentcli): the helper, and with it
@@ -48,10 +53,17 @@ FAILED = 126
 LEFTOVER_GRACE_S = 0.5
 LEFTOVERS_NOTE = "agentcli sandbox: stopped background processes still running after the command"
 FORWARDED = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT)
-_PATH_OPTIONS = ("--write", "--read", "--hide", "--expose", "--read-only", "--socket", "--tmp")
-_VALUE_OPTIONS = ("--seccomp", "--parent", "--pin", "--guard")
-_GRANTS = ("--write", "--read", "--expose", "--socket")
-_FLAGS = ("--network", "--no-read-limit")
+_PATH_OPTIONS = ("--write", "--read", "--link", "--hide", "--read-only", "--socket", "--tmp")
+_VALUE_OPTIONS = ("--seccomp", "--parent", "--pin", "--guard", "--absent")
+_GRANTS = ("--write", "--read", "--socket")
+_FLAGS = ("--network",)
+NEW_ROOT = "/tmp"
+"""Where the command's root is built (a tmpfs mounted over the host's /tmp in the mount
+namespace: everything the root needs is held open by then)."""
+PRIVATE = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+"""Empty directories of the command's own (fresh tmpfs), writable."""
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
+ABSENT_NOTE = "agentcli sandbox: removed what the command created where git metadata must not be"
 
 
 class UsageError(Exception):
@@ -110,36 +122,87 @@ def check_pins(options: dict[str, list[str]]) -> None:
                 options[grant] = [p for p in options[grant] if p != path]
 
 
-def shape_mounts(options: dict[str, list[str]]) -> None:
-    """In the new mount namespace: hide, expose again, make read-only. Raises OSError."""
-    held = []
-    for path in options["--expose"]:  # opened before hiding: afterwards the path may not lead
-        try:
-            held.append((path, os.open(path, os.O_PATH | os.O_CLOEXEC)))
-        except FileNotFoundError:
-            continue
+def shape_mounts(options: dict[str, list[str]]) -> str:
+    """In the new mount namespace, build the command's root (`enter_root` enters it, from the
+    new PID namespace); return the current directory to enter there. Raises OSError."""
+    sources = []
+    for kind in _GRANTS:
+        for given in options[kind]:
+            # Where it leads on the host is where it goes in the root (a bind never passes
+            # through a copied link); opened now: afterwards the host path may be covered.
+            path = os.path.realpath(given)
+            try:
+                sources.append((path, kind, os.open(path, os.O_PATH | os.O_CLOEXEC)))
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+    cwd = os.getcwd()
     namespaces.make_private()
-    namespaces.private_terminals()
-    for path in options["--hide"]:
-        namespaces.hide(path)
-    rebound = []
-    for path, fd in held:
-        if namespaces.expose(path, fd):
-            rebound.append(path)
+    root = NEW_ROOT
+    namespaces.fresh_tmpfs(root)
+    for entry in os.listdir("/"):
+        namespaces.copy_links(f"/{entry}", root)  # /bin -> usr/bin and the like
+    for fd_path in ("/proc", "/sys"):
+        os.makedirs(root + fd_path, exist_ok=True)
+    devices = os.open("/dev", os.O_PATH | os.O_CLOEXEC)
+    namespaces.bind(devices, root + "/dev")
+    os.close(devices)
+    namespaces.private_terminals(root + "/dev")
+    for private in PRIVATE:
+        namespaces.fresh_tmpfs(root + private, "1777")
+    for path in options["--link"]:
+        namespaces.copy_links(path, root)
+    writable = [os.path.realpath(path) for path in options["--write"]]
+    bound_read_only = []
+    for path, kind, fd in sorted(sources, key=lambda item: len(item[0])):  # parents first
+        if path in ("/proc", "/dev") or path.startswith(("/proc/", "/dev/")):
+            os.close(fd)
+            continue
+        namespaces.bind(fd, root + path)
         os.close(fd)
-    # What is hidden beneath a path bound again (a secret inside the workspace) came back.
+        if kind != "--write" and not any(_beneath(path, w) for w in writable):
+            bound_read_only.append(root + path)
+    namespaces.bind_read_only(bound_read_only)
     for path in options["--hide"]:
-        if any(_beneath(path, parent) for parent in rebound):
-            namespaces.hide(path)
-    # Bound again inside a private temp dir (a workspace under /tmp), a path would be writable
-    # through that dir's Landlock rule: unless it is meant to be written, its mount is made
-    # read-only.
-    meant = [w for w in options["--write"] if w not in options["--hide"]]
-    read_only = [p for p in rebound if not any(_beneath(p, w) for w in meant)]
-    namespaces.bind_read_only([*read_only, *options["--read-only"]])
-    # The current directory still points into the tree as it was before: relative paths from
-    # it would pass under every mount made above. Enter it again through the new mounts.
-    os.chdir(os.getcwd())
+        namespaces.hide(root + path)
+    namespaces.bind_read_only([root + path for path in options["--read-only"]])
+    return cwd
+
+
+def enter_root(cwd: str) -> None:
+    """As PID 1: a /proc of the new PID namespace in the new root (the kernel allows it only
+    while the host's /proc is still in sight), then the new root becomes everyone's root (the
+    helper's too: pivot_root moves every process of the mount namespace)."""
+    namespaces.mount_proc(NEW_ROOT + "/proc")
+    namespaces.pivot(NEW_ROOT)
+    os.chdir(cwd)  # through the new root: the old directory is no longer reachable
+
+
+def remove_absent(options: dict[str, list[str]]) -> None:
+    """Remove what must not exist after the command (`--absent`), never following a link."""
+    removed = []
+    for path in options["--absent"]:
+        if os.path.lexists(path):
+            _remove(path)
+            removed.append(path)
+    if removed:
+        sys.stderr.write(f"{ABSENT_NOTE}: {', '.join(removed)}\n")
+        sys.stderr.flush()
+
+
+def _remove(path: str) -> None:
+    if os.path.islink(path) or not os.path.isdir(path):
+        os.unlink(path)
+        return
+    for directory, dirs, files in os.walk(path, topdown=False):
+        for name in files:
+            os.unlink(os.path.join(directory, name))
+        for name in dirs:
+            full = os.path.join(directory, name)
+            if os.path.islink(full):
+                os.unlink(full)
+            else:
+                os.rmdir(full)
+    os.rmdir(path)
 
 
 def _beneath(path: str, parent: str) -> bool:
@@ -149,8 +212,8 @@ def _beneath(path: str, parent: str) -> bool:
 def confine_self(options: dict[str, list[str]]) -> int:
     """Landlock (and no_new_privs), then the seccomp filter; return the Landlock ABI."""
     abi = landlock.restrict_self(
-        writable=options["--write"],
-        readable=None if options["--no-read-limit"] else options["--read"],
+        writable=[*options["--write"], *PRIVATE, *DEVICES],
+        readable=[*options["--read"], "/proc", "/dev", "/sys", "/"],
         unix_sockets=options["--socket"],
     )
     if len(options["--seccomp"]) != 1:
@@ -171,7 +234,7 @@ def run(options: dict[str, list[str]], argv: list[str]) -> int:
         namespaces.unshare(network=network)
         if not network:
             namespaces.loopback_up()
-        shape_mounts(options)
+        cwd = shape_mounts(options)
     except OSError as exc:
         return _fail(f"cannot confine the command, not running it: {exc}")
     for tmp in options["--tmp"][-1:]:
@@ -181,16 +244,22 @@ def run(options: dict[str, list[str]], argv: list[str]) -> int:
     init = os.fork()
     if init == 0:  # pragma: no cover - PID 1 of the new namespace
         os.close(status_read)
-        os._exit(_init(options, argv, status_write))
+        os._exit(_init(options, argv, status_write, cwd))
     os.close(status_write)
-    return _wait_like(init, status_read)
+    code = _wait_like(init, status_read)
+    try:
+        remove_absent(options)
+    except OSError as exc:
+        sys.stderr.write(f"agentcli sandbox: could not remove what must be absent: {exc}\n")
+        return FAILED
+    return code
 
 
-def _init(options: dict[str, list[str]], argv: list[str], status_fd: int) -> int:
+def _init(options: dict[str, list[str]], argv: list[str], status_fd: int, cwd: str) -> int:
     """PID 1: confine, start the command, reap, pass on signals, stop what is left."""
     try:
         namespaces.die_with_parent()
-        namespaces.mount_proc()
+        enter_root(cwd)
         namespaces.drop_capabilities()
         confine_self(options)
     except OSError as exc:
@@ -230,8 +299,8 @@ def _reap_until(command: int) -> int:
     while True:
         try:
             pid, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            return 0
+        except ChildProcessError:  # cannot happen: say "failed", never "succeeded"
+            return FAILED << 8
         if pid == command:
             return status
 
@@ -282,6 +351,8 @@ def _wait_like(init: int, status_fd: int) -> int:
 def main(args: list[str]) -> int:
     try:
         options, argv = parse(args)
+        return run(options, argv)
     except UsageError as exc:
         return _fail(f"cannot confine the command, not running it: {exc}")
-    return run(options, argv)
+    except Exception as exc:  # never exit 1, which the shell tool may read as "no match"
+        return _fail(f"cannot confine the command, not running it: {type(exc).__name__}: {exc}")

@@ -73,6 +73,9 @@ class SandboxLimits:
     network_blocked: bool
     hidden: tuple[Path, ...] = ()
     """Directories and files sandboxed commands do not see (an empty dir, or /dev/null)."""
+    visible: tuple[Path, ...] = ()
+    """Beyond the workspace, $TMPDIR and the writable dirs, what a command's root holds (system
+    and toolchain dirs, sandbox.readable); nothing else of the host exists for it."""
     git_programs: tuple[Path, ...] = ()
     """The git dirs' config and hooks: read-only even for a command opened for `.git`."""
 
@@ -130,14 +133,20 @@ def _hidden_note(output: str, limits: SandboxLimits) -> str | None:
                 continue
             path = _absolute(candidate, limits.workspace)
             if any(_within(path, root) for root in _writable(limits)):
-                continue
+                continue  # truly missing
             hidden = next((p for p in limits.hidden if _within(path, p)), None)
             if hidden is not None:
                 return (
                     f"{candidate} is not there because the sandbox hides {hidden} from commands "
-                    "(each command gets empty temp and runtime dirs of its own; credentials, "
-                    "keys and agentcli's own data are hidden). Use the workspace or $TMPDIR "
-                    f"({limits.temp_dir}), or tell the user what you need."
+                    "(credentials, keys and agentcli's own data are hidden). Use the workspace "
+                    f"or $TMPDIR ({limits.temp_dir}), or tell the user what you need."
+                )
+            if limits.visible and not any(_within(path, root) for root in limits.visible):
+                return (
+                    f"{candidate} is not there for sandboxed commands: a command sees only the "
+                    f"workspace, $TMPDIR ({limits.temp_dir}), empty /tmp and /run dirs of its "
+                    "own, and the system and toolchain directories. Use those, or tell the "
+                    "user what you need (they can add a path to `sandbox.readable`)."
                 )
     return None
 

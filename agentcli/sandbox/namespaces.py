@@ -3,10 +3,11 @@ network is opened) network namespace, and the mounts that shape what a command s
 
 `unshare` creates a user namespace mapping the caller's own uid and gid (so a command has no
 capability over anything outside, even when agentcli runs as root) with the other namespaces
-owned by it. In the new mount namespace: `hide` covers a directory with an empty tmpfs or a file
-with /dev/null, `expose` binds a path that a hidden directory covered back in place (from a
-descriptor opened before hiding), `bind_read_only` makes a path read-only, `mount_proc` gives
-the new PID namespace a /proc of its own. Changes affect only the helper and what it starts.
+owned by it. In the new mount namespace the helper builds a root of its own (`fresh_tmpfs`,
+`bind` from descriptors opened beforehand, `copy_links`, then `pivot`); `hide` covers a
+directory with an empty tmpfs or a file with /dev/null, `bind_read_only` makes a path
+read-only, `mount_proc` gives the new PID namespace a /proc of its own. Changes affect only the
+helper and what it starts.
 
 Part of the sandbox helper: standard library only, no agentcli imports (see `bootstrap`).
 """
@@ -46,6 +47,8 @@ CAP_LAST_POSSIBLE = 63
 EINVAL = 22
 SIGKILL = 9
 _IFREQ = "16sh22x"
+MNT_DETACH = 2
+_PIVOT_ROOT = {"x86_64": 155, "amd64": 155, "aarch64": 41, "arm64": 41}
 # statvfs flag → mount flag: a remount must keep the flags that are locked on the mount.
 _KEPT_FLAGS = (
     (os.ST_NOSUID, MS_NOSUID),
@@ -119,25 +122,63 @@ def hide(path: str) -> None:
         _check(libc.mount(b"/dev/null", encoded, None, MS_BIND, None), f"hide {path}")
 
 
-def expose(path: str, fd: int) -> bool:
-    """Bind what `fd` (opened before any hiding) refers to at `path`, unless `path` still
-    leads there; return whether it did. The mount point is created in the hiding tmpfs."""
-    try:
-        now = os.stat(path)
-        then = os.fstat(fd)
-        if (now.st_dev, now.st_ino) == (then.st_dev, then.st_ino):
-            return False
-    except FileNotFoundError:
-        pass
+def fresh_tmpfs(path: str, mode: str = "0755") -> None:
+    """An empty tmpfs at `path` (created if missing)."""
+    os.makedirs(path, exist_ok=True)
+    options = f"mode={mode},size=50%".encode()
+    flags = MS_NOSUID | MS_NODEV
+    _check(_libc().mount(b"tmpfs", os.fsencode(path), b"tmpfs", flags, options), f"tmpfs {path}")
+
+
+def bind(fd: int, target: str) -> None:
+    """Bind what `fd` (an O_PATH descriptor) refers to at `target`, creating the mount point
+    (a directory, or an empty file) if it is missing."""
     if stat.S_ISDIR(os.fstat(fd).st_mode):
-        os.makedirs(path, exist_ok=True)
+        os.makedirs(target, exist_ok=True)
     else:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        if not os.path.lexists(path):
-            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if not os.path.lexists(target):
+            os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
     source = os.fsencode(f"/proc/self/fd/{fd}")
-    _check(_libc().mount(source, os.fsencode(path), None, MS_BIND | MS_REC, None), f"bind {path}")
-    return True
+    flags = MS_BIND | MS_REC
+    _check(_libc().mount(source, os.fsencode(target), None, flags, None), f"bind {target}")
+
+
+def copy_links(path: str, root: str) -> None:
+    """Recreate under `root` the symbolic links met on the way to `path` on the host (`/bin`
+    to `usr/bin`, a PATH entry through `/run/current-system`), so `path` leads in `root`
+    where it leads on the host."""
+    parts = [p for p in path.split("/") if p]
+    current = ""
+    for _ in range(40):  # a bound on link chains, as the kernel's
+        if not parts:
+            return
+        current = f"{current}/{parts.pop(0)}"
+        try:
+            target = os.readlink(current)
+        except OSError:
+            continue  # not a link (or gone): the bind mounts provide it
+        copy = root + current
+        if not os.path.lexists(copy):
+            os.makedirs(os.path.dirname(copy), exist_ok=True)
+            os.symlink(target, copy)
+        resolved = target if target.startswith("/") else f"{os.path.dirname(current)}/{target}"
+        parts = [p for p in resolved.split("/") if p] + parts
+        current = ""
+
+
+def pivot(new_root: str) -> None:
+    """Make `new_root` (a mount point) this mount namespace's root and drop the old one."""
+    old = f"{new_root}/.oldroot"
+    os.makedirs(old, exist_ok=True)
+    number = _PIVOT_ROOT.get(os.uname().machine)
+    if number is None:
+        raise OSError(f"pivot_root: unknown system call number on {os.uname().machine}")
+    libc = _libc()
+    _check(libc.syscall(number, os.fsencode(new_root), os.fsencode(old)), "pivot_root")
+    os.chdir("/")
+    _check(libc.umount2(b"/.oldroot", MNT_DETACH), "umount the old root")
+    os.rmdir("/.oldroot")
 
 
 def bind_read_only(paths: Iterable[str]) -> None:
@@ -156,20 +197,22 @@ def bind_read_only(paths: Iterable[str]) -> None:
         _check(libc.mount(None, encoded, None, flags, None), f"remount {path} read-only")
 
 
-def private_terminals() -> None:
-    """A devpts instance of its own at /dev/pts (and its ptmx at /dev/ptmx): the host's shows
+def private_terminals(dev: str = "/dev") -> None:
+    """A devpts instance of its own at DEV/pts (and its ptmx at DEV/ptmx): the host's shows
     the user's terminals, which a command could open by name, to read what the user types and
     to write escape sequences to the screen. Where no devpts can be mounted, an empty tmpfs
-    covers /dev/pts instead (no pseudo-terminals, rather than the host's)."""
-    if not os.path.isdir("/dev/pts"):
+    covers DEV/pts instead (no pseudo-terminals, rather than the host's)."""
+    pts, ptmx = f"{dev}/pts", f"{dev}/ptmx"
+    if not os.path.isdir(pts):
         return
     libc = _libc()
     options = b"newinstance,ptmxmode=0666,mode=0620"
-    if libc.mount(b"devpts", b"/dev/pts", b"devpts", MS_NOSUID | MS_NOEXEC, options) != 0:
-        hide("/dev/pts")
+    if libc.mount(b"devpts", os.fsencode(pts), b"devpts", MS_NOSUID | MS_NOEXEC, options) != 0:
+        hide(pts)
         return
-    if os.path.exists("/dev/ptmx"):
-        _check(libc.mount(b"/dev/pts/ptmx", b"/dev/ptmx", None, MS_BIND, None), "bind /dev/ptmx")
+    if os.path.exists(ptmx):
+        source = os.fsencode(f"{pts}/ptmx")
+        _check(libc.mount(source, os.fsencode(ptmx), None, MS_BIND, None), f"bind {ptmx}")
 
 
 def die_with_parent() -> None:
@@ -192,7 +235,7 @@ def drop_capabilities() -> None:
             _check(-1, f"prctl(PR_CAPBSET_DROP, {capability})")
 
 
-def mount_proc() -> None:
+def mount_proc(target: str = "/proc") -> None:
     """A /proc that shows only this PID namespace (call as its PID 1, or a process in it)."""
     flags = MS_NOSUID | MS_NODEV | MS_NOEXEC
-    _check(_libc().mount(b"proc", b"/proc", b"proc", flags, None), "mount /proc")
+    _check(_libc().mount(b"proc", os.fsencode(target), b"proc", flags, None), "mount /proc")

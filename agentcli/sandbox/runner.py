@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -56,11 +57,6 @@ SENSITIVE_HOME = (
 )
 """Credentials and keys under the home directory: hidden in every sandboxed profile."""
 SENSITIVE_SYSTEM = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
-RUNTIME_DIRS = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm", "/dev/mqueue")
-"""Replaced by empty ones: the host's sockets (ssh and gpg agents, docker, X11, dbus) live
-here, and the host's temp files are none of the command's business."""
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
-PRIVATE_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
 GIT_PROGRAM_FILES = ("config", "config.worktree", "hooks")
 """In a git dir, what names programs git runs: read-only even for a command `.git` is opened
 for (a commit runs the repository's hooks, which may be work-tree files the model wrote)."""
@@ -114,10 +110,14 @@ class OsSandbox:
         # It must exist to be made read-only: otherwise a command could create it with rules.
         with contextlib.suppress(OSError):  # if we cannot create it, neither can a command
             config.mkdir(exist_ok=True)
-        self.protected = (*self.git, config)
+        self.protected = (*self.git, config, *_submodule_git_files(self.workspace))
         home = Path.home()
         self.hidden = _hidden_paths(home, self.settings)
         self.readable = _readable_paths(home, self.settings)
+        self.links = _links(home, self.settings)
+        # Not a repository when the session started: no command may make it one (a planted
+        # .git/config with core.fsmonitor runs when the user's prompt or git reads it).
+        self.absent = () if self.git else (self.workspace / ".git",)
         # The helper looks paths up by name. Where a command could move or replace them
         # (beneath the workspace or another writable directory), it checks them against what
         # they are now: a granted path that changed loses its grant (`pins`); a changed
@@ -138,6 +138,7 @@ class OsSandbox:
             protected=self.protected,
             network_blocked=not self.settings.network,
             hidden=tuple(p for p in self.hidden if p.exists()),
+            visible=self.readable,
             git_programs=tuple(self.git_programs),
         )
 
@@ -152,11 +153,11 @@ class OsSandbox:
         options = ["--tmp", str(self.temp_dir)]
         read_only = list(self.protected)
         if confinement.profile is Profile.READ_ONLY:
+            reads = [self.workspace, *self.writable, *self.readable]
             writes: list[Path] = [self.temp_dir]
-            options += _each("--read", [self.workspace, *self.readable])
         else:
+            reads = list(self.readable)
             writes = [self.workspace, self.temp_dir, *self.writable]
-            options.append("--no-read-limit")
             if confinement.git_write:
                 git_writable = [p for p in self.git if p.is_dir()]
                 writes += git_writable
@@ -164,13 +165,13 @@ class OsSandbox:
                 read_only += self.git_programs
             if confinement.network or self.settings.network:
                 options.append("--network")
-        options += _each("--write", [*writes, *map(Path, PRIVATE_WRITABLE), *map(Path, DEVICES)])
+        options += _each("--read", [*reads, *_resolver_files()])
+        options += _each("--write", writes)
+        options += _each("--link", self.links)
         options += _each("--hide", self.hidden)
-        exposed = [self.workspace, self.temp_dir, *self.writable, *self.readable]
-        exposed += [*self.settings.allow_unix_sockets, *_resolver_files()]
-        options += _each("--expose", exposed)
         options += _each("--read-only", read_only)
         options += _each("--socket", self.settings.allow_unix_sockets)
+        options += _each("--absent", self.absent)
         options += _each("--pin", self.pins)
         options += _each("--guard", self.guards)
         if self.python is None:
@@ -209,6 +210,21 @@ def _git_programs(git: Iterable[Path]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def _submodule_git_files(workspace: Path) -> list[Path]:
+    """The `.git` files of the submodules `.gitmodules` lists (`path = …`): git metadata too, a
+    redirected one points the user's own git at a git dir a command wrote."""
+    try:
+        text = (workspace / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    found = []
+    for match in re.finditer(r"^\s*path\s*=\s*(.+?)\s*$", text, re.MULTILINE):
+        dotgit = workspace / match.group(1).strip('"') / ".git"
+        if dotgit.is_file() and dotgit.resolve().is_relative_to(workspace):
+            found.append(dotgit)
+    return found
+
+
 def _module_git_dirs(modules: Path) -> list[Path]:
     """The git dirs under a `modules/` directory (a submodule's name may contain slashes),
     without walking into any git dir's objects."""
@@ -238,7 +254,6 @@ def _hidden_paths(home: Path, settings: SandboxSettings) -> tuple[Path, ...]:
     """What every sandboxed command must not see, resolved (a link is hidden where it leads),
     whether it exists now or not."""
     candidates = [
-        *map(Path, RUNTIME_DIRS),
         *(home / name for name in SENSITIVE_HOME),
         *settings.agentcli_dirs,
         *settings.deny_read,
@@ -256,8 +271,9 @@ def _hidden_paths(home: Path, settings: SandboxSettings) -> tuple[Path, ...]:
 
 
 def _readable_paths(home: Path, settings: SandboxSettings) -> tuple[Path, ...]:
-    """The read-only profile's reads beyond the workspace: system dirs, PATH entries (and the
-    tool home above `X/bin`), the running Python, known tool homes, `sandbox.readable`."""
+    """What a command sees beyond the workspace and its writable dirs: system dirs, PATH
+    entries (and the tool home above `X/bin`), the running Python, known tool homes,
+    `sandbox.readable` (resolved: where links lead; `_links` keeps the way there)."""
     paths = [Path(p) for p in SYSTEM_READABLE]
     for entry in os.environ.get("PATH", "").split(os.pathsep):
         if not entry or not os.path.isabs(entry):  # noqa: PTH117 - a string from PATH
@@ -281,6 +297,17 @@ def _readable_paths(home: Path, settings: SandboxSettings) -> tuple[Path, ...]:
 
 
 def _resolver_files() -> list[Path]:
-    """/etc/resolv.conf often links into /run, which is hidden: keep the file it points to."""
+    """/etc/resolv.conf often links into /run, which commands get empty: keep what it points
+    to (the link itself is in /etc)."""
     link = Path("/etc/resolv.conf")
-    return [link.resolve()] if link.is_symlink() else []
+    return [link.resolve()] if link.is_symlink() and link.exists() else []
+
+
+def _links(home: Path, settings: SandboxSettings) -> tuple[str, ...]:
+    """Paths whose links the command's root must copy: the PATH entries and readable paths as
+    written (`/run/current-system/sw/bin` on NixOS, a `~/bin` that links elsewhere)."""
+    written = [e for e in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(e)]  # noqa: PTH117
+    written += [str(home / name) for name in HOME_TOOLCHAINS]
+    written += [str(p.expanduser()) for p in settings.readable]
+    written += [str(Path(p)) for p in {sys.executable, sys.prefix, sys.base_prefix}]
+    return tuple(dict.fromkeys(written))

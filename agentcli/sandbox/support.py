@@ -15,7 +15,6 @@ import contextlib
 import functools
 import hashlib
 import json
-import os
 import platform
 import socket
 import subprocess
@@ -63,7 +62,7 @@ MUST = {
     },
     "workspace-write": {
         **{"write_workspace": True, "write_git": False, "write_outside": False},
-        **{"read_outside": True, "see_hidden": False, "own_pid_namespace": True},
+        **{"read_outside": False, "see_hidden": False, "own_pid_namespace": True},
         **{"see_other_processes": False, "network": False, "vsock": False},
     },
 }
@@ -113,7 +112,8 @@ def probe_support() -> SandboxSupport:
 def _probe(abi: int) -> SandboxSupport:
     with tempfile.TemporaryDirectory(prefix="agentcli-probe-") as scratch:
         root = Path(scratch)
-        workspace, outside, hidden = root / "ws", root / "outside", root / "hidden"
+        workspace, outside = root / "ws", root / "outside"
+        hidden = workspace / "hidden"  # inside what the command sees: hidden by a mount
         for directory in (workspace / ".git", outside, hidden):
             directory.mkdir(parents=True)
         (outside / "secret").write_text("x")
@@ -142,13 +142,12 @@ def _probe(abi: int) -> SandboxSupport:
 def _run_check(
     profile: str, workspace: Path, outside: Path, hidden: Path, port: str
 ) -> dict[str, bool] | str:
-    options = ["--write", str(Path(os.devnull)), "--hide", str(hidden)]
-    options += ["--read-only", str(workspace / ".git"), "--expose", str(workspace)]
-    if profile == "read-only":
-        for path in {sys.prefix, sys.base_prefix, "/usr", "/lib", "/lib64", "/etc", "/proc"}:
-            options += ["--read", path]
-    else:
-        options += ["--write", str(workspace), "--no-read-limit"]
+    options = ["--hide", str(hidden), "--read-only", str(workspace / ".git")]
+    for path in {sys.prefix, sys.base_prefix, "/usr", "/lib", "/lib64", "/etc"}:
+        options += ["--read", path]
+    for path in (sys.prefix, sys.base_prefix, sys.executable, "/lib64", "/bin"):
+        options += ["--link", path]
+    options += ["--read" if profile == "read-only" else "--write", str(workspace)]
     command = [sys.executable, "-I", "-S", "-c", _CHECK]
     command += [str(workspace), str(outside / "secret"), str(hidden), port]
     try:

@@ -14,6 +14,7 @@ deliberately conservative: anything it does not fully understand is treated as a
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -108,7 +109,7 @@ class Shell(Tool[ShellInput]):
         return EXCLUSIVE
 
     async def call(self, args: ShellInput, ctx: ToolContext) -> ToolOutput:
-        argv = ["bash", "-c", args.command]
+        argv = [bash_path(ctx.workspace), "-c", args.command]
         env = without_own_credentials(os.environ)
         confinement = ctx.confinement
         if ctx.sandbox is not None:
@@ -137,6 +138,24 @@ class Shell(Tool[ShellInput]):
                 f"was stopped ({_size(result)}):\n{output}",
             )
         return _success(args.command, result, output, ctx)
+
+
+@functools.cache
+def bash_path(workspace: Path) -> str:
+    """The bash on PATH that no command can have written: never one in the workspace (a
+    `.venv/bin` or `node_modules/.bin` a sandboxed command filled would otherwise run the next
+    command, an unconfined one too); "bash" if there is none."""
+    inside = workspace.resolve()
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if not entry or not os.path.isabs(entry):  # noqa: PTH117 - a string from PATH
+            continue
+        candidate = Path(entry) / "bash"
+        real = candidate.resolve()
+        if real.is_relative_to(inside) or not os.access(real, os.X_OK):
+            continue
+        if real.is_file():
+            return str(real)
+    return "bash"
 
 
 def _success(command: str, result: CommandResult, output: str, ctx: ToolContext) -> ToolOutput:

@@ -108,14 +108,21 @@ def test_a_missing_path_in_a_hidden_place_is_explained() -> None:
         writable=(),
         protected=(),
         network_blocked=True,
-        hidden=(Path("/tmp"), Path("/home/u/.ssh")),
+        hidden=(Path("/home/u/.ssh"),),
+        visible=(Path("/usr"), Path("/home/u/.cargo")),
     )
+    note = explain("cat: /home/u/.ssh/id_rsa: No such file or directory", limits, WORKSPACE_WRITE)
+    assert "the sandbox hides /home/u/.ssh" in (note or "")
     for output in (
-        "cat: /home/u/.ssh/id_rsa: No such file or directory",
         "bash: /tmp/build/x: No such file or directory",
+        "cat: /home/u/notes.txt: No such file or directory",
+        "ls: cannot access '/srv/data': No such file or directory",
     ):
         note = explain(output, limits, WORKSPACE_WRITE) or ""
-        assert "the sandbox hides" in note, output
+        assert "is not there for sandboxed commands" in note, output
+    assert (
+        explain("cat: /usr/lib/nope.so: No such file or directory", limits, WORKSPACE_WRITE) is None
+    )
     assert (
         explain(
             "cat: /tmp/agentcli-session-x/a: No such file or directory", limits, WORKSPACE_WRITE
@@ -199,6 +206,7 @@ async def test_the_shell_tool_runs_sandboxed_and_tells_the_model(
     permissions = build_permissions(
         mode=PermissionMode.AUTO, allow=[], deny=[], files=FileConfig(), workspace=workspace
     )
+    assert permissions.sandbox is not None, permissions.notices  # never run this unconfined
     ctx = ToolContext(workspace=workspace, data_dir=tmp_path / "data", sandbox=permissions.sandbox)
     target = Path("/etc/agentcli-probe-outside.txt")
     output = await Shell().call(ShellInput(command=f"echo hi > {target}"), ctx)

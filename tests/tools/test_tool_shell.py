@@ -151,7 +151,8 @@ async def test_commands_run_through_the_sandbox(harness: Any, ctx: ToolContext) 
     sandbox = EnvSandbox()
     ctx.sandbox = sandbox
     ok = await harness.call("shell", command="echo $AGENTCLI_SANDBOXED")
-    assert ok.result_text.endswith("\n1") and sandbox.prepared[0][0][:2] == ["bash", "-c"]
+    argv = sandbox.prepared[0][0]
+    assert ok.result_text.endswith("\n1") and Path(argv[0]).name == "bash" and argv[1] == "-c"
     # The stand-in policy says nothing about confinement: the workspace-write profile.
     assert sandbox.prepared[0][1] == WORKSPACE_WRITE
     blocked = await harness.call("shell", command="echo 'write denied'; exit 1")
@@ -228,3 +229,24 @@ async def test_commands_never_see_agentclis_credentials(
         ' other=$HARMLESS_SETTING"',
     )
     assert record.result_text.split("\n")[1] == "key=unset tok=unset other=kept"
+
+
+def test_bash_is_never_one_a_command_could_have_written(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `.venv/bin` in the workspace on PATH (an activated virtualenv): a `bash` a sandboxed
+    command put there must not be what runs the next command, least of all an unconfined one."""
+    from agentcli.tools.shell import bash_path
+
+    planted = workspace / ".venv" / "bin"
+    planted.mkdir(parents=True)
+    (planted / "bash").write_text("#!/bin/sh\necho planted\n")
+    (planted / "bash").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{planted}:{os.environ['PATH']}")
+    bash_path.cache_clear()
+    try:
+        chosen = Path(bash_path(workspace))
+        assert not chosen.resolve().is_relative_to(workspace.resolve())
+        assert chosen.name == "bash"
+    finally:
+        bash_path.cache_clear()

@@ -140,6 +140,7 @@ async def check(repl: Repl, arg: str) -> None:
             sandbox=manager.tool_context.sandbox,
             spill_dir=manager.tool_context.data_dir / "spill",
             snapshot=lambda _workspace: manager.snapshot_now(),
+            approve=manager.approve_unconfined_check,
         )
     )
     repl.status.task_started = None
