@@ -293,7 +293,8 @@ def _readable_paths(home: Path, settings: SandboxSettings) -> tuple[Path, ...]:
             real = path.expanduser().resolve()
             if real.exists() and real not in resolved:
                 resolved.append(real)
-    return tuple(resolved)
+    # A path beneath another one is in the root with it: one bind mount fewer per command.
+    return tuple(p for p in resolved if not any(p != o and p.is_relative_to(o) for o in resolved))
 
 
 def _resolver_files() -> list[Path]:
