@@ -42,8 +42,8 @@ import pytest
 
 from agentcli.permissions.confine import escalated
 from agentcli.permissions.shell import parse_command
-from agentcli.sandbox.profile import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.sandbox.exec import PRIVATE as RUNTIME_DIRS
+from agentcli.sandbox.profile import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.sandbox.runner import OsSandbox, SandboxSettings
 from tests.sandbox.conftest import GIT_ENV, Run, requires_landlock
 
