@@ -60,8 +60,9 @@ _FLAGS = ("--network",)
 NEW_ROOT = "/tmp"
 """Where the command's root is built (a tmpfs mounted over the host's /tmp in the mount
 namespace: everything the root needs is held open by then)."""
-PRIVATE = ("/tmp", "/var/tmp", "/run", "/dev/shm")
-"""Empty directories of the command's own (fresh tmpfs), writable."""
+PRIVATE = ("/tmp", "/var/tmp", "/run", "/dev/shm", "/dev/mqueue")
+"""Empty directories of the command's own (fresh tmpfs), writable (/dev/mqueue: the host's
+POSIX message queues are in the host's /dev, which the root binds)."""
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
 ABSENT_NOTE = "agentcli sandbox: removed what the command created where git metadata must not be"
 

@@ -403,3 +403,15 @@ def test_the_network_opens_only_when_the_decision_says_so(run: Run, sandbox: OsS
 
 def test_the_helper_note_matches_what_the_tool_strips() -> None:
     assert helper.LEFTOVERS_NOTE == LEFTOVERS_NOTE
+
+
+def test_the_hosts_message_queues_and_shared_memory_are_not_the_commands(
+    run: Run, sandbox: OsSandbox
+) -> None:
+    shm = Path("/dev/shm") / f"agentcli-host-{uuid.uuid4().hex[:8]}"
+    shm.write_text("HOST-SHM")
+    try:
+        result = run(sandbox, f"ls -a /dev/shm /dev/mqueue; cat {shm}")
+        assert "HOST-SHM" not in result.stdout and shm.name not in result.stdout
+    finally:
+        shm.unlink()
