@@ -16,14 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.acceptance import AcceptanceSettings, resolve_commands
-from agentcli.config import (
-    DEFAULT_MODEL,
-    FileConfig,
-    data_home,
-    load_file_config,
-    resolve_workspace,
-    untrusted_notice,
-)
+from agentcli.config import flags_of, load_settings, resolve_workspace, untrusted_notice
 from agentcli.context import ContextSettings, ContextView
 from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
@@ -33,8 +26,10 @@ from agentcli.instructions import system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
 from agentcli.owngit import RepoDecision, decide
-from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
+from agentcli.paths import data_home
+from agentcli.permissions import NonInteractivePrompter, Prompter
 from agentcli.permissions.setup import build_permissions
+from agentcli.settings import Settings
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import SessionRow
 from agentcli.tasks import ExitCode, TaskResult, TaskState
@@ -139,28 +134,22 @@ def build_manager(
     """The session for `run` (and, with a deferred model and a terminal prompter, the REPL)."""
     resumed = find_resumed(options.resume, options.continue_, resolve_workspace(options.cwd))
     workspace = resolve_workspace(options.cwd or (Path(resumed.workspace) if resumed else None))
-    files = file_config(options, workspace, events)
-    model_name = (
-        options.model
-        or os.environ.get("AGENTCLI_MODEL")
-        or (resumed.model if resumed else None)
-        or files.string("model")
-        or DEFAULT_MODEL
-    )
-    mode = permission_mode(options, files)
-    permissions = build_permissions(
-        mode=mode, allow=options.allow, deny=options.deny, files=files, workspace=workspace
-    )
+    settings = run_settings(options, workspace, events)
+    # A resumed session keeps its model unless a flag or the environment names one.
+    origin = settings.origin("model")
+    from_files = origin is None or origin.path is not None
+    model_name = resumed.model if resumed is not None and from_files else settings.model
+    permissions = build_permissions(settings=settings, workspace=workspace)
     for notice in permissions.notices:
         sys.stderr.write(f"agentcli: {visible(notice)}\n")
     budget = build_budget(options, model_name)
     # Everything that can reject the invocation runs before the SDK import and the session.
-    acceptance = build_acceptance(options, files, workspace, events)
+    acceptance = build_acceptance(settings, workspace, events)
     convergence = ConvergenceSettings(
-        repeat_limit=files.integer("convergence.repeat_limit", 3, minimum=1),
-        failure_limit=files.integer("convergence.failure_limit", 3, minimum=1),
+        repeat_limit=settings.convergence.repeat_limit,
+        failure_limit=settings.convergence.failure_limit,
     )
-    context = build_context(files)
+    context = build_context(settings)
     # Once, before the model can write anything: is the workspace a git repository? Snapshots,
     # checkpoints and recovery all use this answer for the whole session (owngit.decision).
     git = decide(workspace)
@@ -169,7 +158,11 @@ def build_manager(
         model_factory,
         model_name,
         workspace=workspace,
-        settings={"permission_mode": mode.value, "allow": options.allow, "deny": options.deny},
+        settings={
+            "permission_mode": settings.permission_mode.value,
+            "allow": options.allow,
+            "deny": options.deny,
+        },
         events=events,
         git=git,
     )
@@ -228,57 +221,48 @@ def open_with_model(
     return model, session
 
 
-def file_config(options: RunOptions, workspace: Path, events: EventSink) -> FileConfig:
-    """The config files (in-repo ones only as far as the workspace is trusted). What was ignored
-    is said once: as a Notice (stream-json, the REPL; text progress prints it on stderr) and on
-    stderr wherever the Notice would not land there."""
-    files = load_file_config(workspace, trusted=True if options.trust_project else None)
-    notice = untrusted_notice(files)
+def run_settings(options: RunOptions, workspace: Path, events: EventSink) -> Settings:
+    """The settings of this run: the options over the environment over the config files (the
+    in-repo ones only as far as the workspace is trusted). What was ignored is said once: as a
+    Notice (stream-json, the REPL; text progress prints it on stderr) and on stderr wherever the
+    Notice would not land there."""
+    settings = load_settings(
+        workspace,
+        flags=flags_of(
+            model=options.model,
+            permission_mode=options.permission_mode,
+            allow=options.allow,
+            deny=options.deny,
+            accept=options.accept,
+            accept_retries=options.accept_retries,
+        ),
+        trusted=True if options.trust_project else None,
+    )
+    notice = untrusted_notice(settings)
     if notice is not None:
         events(Notice(level="warning", message=notice))
         if isinstance(events, StreamJson) or (isinstance(events, TextProgress) and events.quiet):
             sys.stderr.write(f"agentcli: {visible(notice)}\n")
-    return files
+    return settings
 
 
-def permission_mode(options: RunOptions, files: FileConfig) -> PermissionMode:
-    """`--permission-mode`, else `permission_mode` from config, else default."""
-    name = options.permission_mode or files.string("permission_mode") or "default"
-    try:
-        return PermissionMode(name)
-    except ValueError as exc:
-        raise UsageError(
-            f"unknown permission mode {name!r}"
-            + ("" if options.permission_mode else f" (from {files.origins['permission_mode']})"),
-            hint="one of " + ", ".join(m.value for m in PermissionMode),
-        ) from exc
-
-
-def build_acceptance(
-    options: RunOptions, files: FileConfig, workspace: Path, events: EventSink
-) -> AcceptanceSettings:
-    """Criteria are set before the work: flags, else `[acceptance] commands` in config."""
-    requested = options.accept or files.strings("acceptance.commands")
-    retries = options.accept_retries
-    if retries is None:
-        retries = files.integer("acceptance.retries", 3)
-    if retries < 0:
-        raise UsageError(f"--accept-retries must be 0 or more (got {retries})")
-    timeout_s = files.number("acceptance.timeout_s", 600)
+def build_acceptance(settings: Settings, workspace: Path, events: EventSink) -> AcceptanceSettings:
+    """Criteria are set before the work: `--accept` flags, else `[acceptance] commands`."""
+    config = settings.acceptance
     return AcceptanceSettings(
-        commands=resolve_commands(requested, workspace, events),
-        retries=retries,
-        timeout_s=timeout_s,
+        commands=resolve_commands(config.commands, workspace, events),
+        retries=config.retries,
+        timeout_s=config.timeout_s,
     )
 
 
-def build_context(files: FileConfig) -> ContextSettings:
-    """`[context]` in config: when old tool results stop being sent to the model in full."""
-    defaults = ContextSettings()
+def build_context(settings: Settings) -> ContextSettings:
+    """`[context]`: when old tool results stop being sent to the model in full."""
+    config = settings.context
     return ContextSettings(
-        window_tokens=files.integer("context.window_tokens", defaults.window_tokens, minimum=1),
-        elide_at=files.fraction("context.elide_at", defaults.elide_at),
-        keep_recent=files.integer("context.keep_recent", defaults.keep_recent, minimum=1),
+        window_tokens=config.window_tokens,
+        elide_at=config.elide_at,
+        keep_recent=config.keep_recent,
     )
 
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from agentcli.config import data_home, resolve_workspace
 from agentcli.errors import UsageError
 from agentcli.ids import new_id
 from agentcli.messages import Message
+from agentcli.paths import data_home, resolve_workspace
 from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock

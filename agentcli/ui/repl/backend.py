@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.config import load_file_config
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink
@@ -101,14 +100,7 @@ def apply_mode(manager: ConversationManager, settings: ReplSettings, workspace: 
     """Switch the live session to `settings.permission_mode`: a new policy and sandbox, built
     as a session started in that mode would build them (auto mode gets its OS sandbox), keeping
     the rules granted during the session. Returns notices for the user."""
-    mode = PermissionMode(settings.permission_mode or "default")
-    permissions = build_permissions(
-        mode=mode,
-        allow=settings.allow,
-        deny=settings.deny,
-        files=load_file_config(workspace),
-        workspace=workspace,
-    )
+    permissions = build_permissions(settings=settings.resolve(workspace), workspace=workspace)
     old_rules = getattr(manager.policy, "rules", None)
     if old_rules is not None:
         for kind in ("allow", "ask", "deny"):
