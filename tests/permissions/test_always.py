@@ -136,6 +136,9 @@ EXISTING = {
     "tricky strings": "allow = ['''x]''', \"y\\\"]\"]\n",
     "permissions table": '[permissions]\ndeny = ["shell(curl *)"]\nallow = ["read(**)"]\n',
     "permissions without allow": '[permissions]\ndeny = ["shell(curl *)"]\n',
+    "dotted permissions.allow": 'permissions.allow = ["read(**)"]  # dotted\n[sandbox]\n',
+    "inline permissions table": 'permissions = { allow = ["read(**)"] }  # inline\n',
+    "array of tables": 'model = "x"\n[[servers]]\nname = "a"\n',
 }
 
 
