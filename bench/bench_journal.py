@@ -94,7 +94,7 @@ def _resume_once(workspace: Path, session_id: str) -> float:
         find_resumed(session_id, False, workspace), workspace=workspace, model="b"
     )
     elapsed = time.perf_counter() - started
-    opened.journal.release()  # as the process exiting would: the next repeat resumes it again
+    opened.release()  # as the process exiting would: the next repeat resumes it again
     assert len(opened.messages) == RESUME_MESSAGES, len(opened.messages)
     return elapsed
 

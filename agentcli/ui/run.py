@@ -179,6 +179,7 @@ def build_manager(
         policy=permissions.policy,
         prompter=prompter or NonInteractivePrompter(),
         journal=session.journal,
+        checkpoints=session.checkpoints,
         system=system_prompt(workspace),
         events=events,
         budget=budget,

@@ -31,7 +31,7 @@ from agentcli.store.sqlite import SqliteJournal
 from agentcli.ui.safe import visible
 
 if TYPE_CHECKING:
-    from agentcli.checkpoints import UndoResult
+    from agentcli.checkpoints import Checkpointer, UndoResult
     from agentcli.conversation import ConversationManager
     from agentcli.events import EventSink
     from agentcli.owngit import RepoDecision
@@ -41,15 +41,23 @@ SHORT_TEXT = 300
 
 @dataclass(kw_only=True)
 class OpenedSession:
-    """A session ready for the next task: its journal and its (recovered) history."""
+    """A session ready for the next task: its journal, where its tasks' undo checkpoints go,
+    and its (recovered) history."""
 
     journal: SqliteJournal
+    checkpoints: Checkpointer | None = None
     messages: list[Message] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
 
     @property
     def session_id(self) -> str:
         return self.journal.session_id
+
+    def release(self) -> None:
+        """Let go of the session (its lock, the checkpointer's connection)."""
+        self.journal.release()
+        if self.checkpoints is not None:
+            self.checkpoints.close()
 
 
 def find_resumed(
@@ -109,7 +117,9 @@ def open_session(
     else:
         lock = lock or SessionLock.acquire(resumed.id)
         opened = _reopen(conn, resumed, lock, model=model, settings=settings, git=git)
-    opened.journal.checkpoints = Checkpointer(conn, git)
+    # Its own connection: a checkpoint's transaction (in a worker thread) must not take in the
+    # journal's records.
+    opened.checkpoints = Checkpointer(connect(), git)
     for line in opened.notices:
         if events is not None:
             events(Notice(level="warning", message=line))
@@ -146,6 +156,9 @@ def leave_session(manager: ConversationManager) -> None:
     process may resume it from now on."""
     if isinstance(manager.journal, SqliteJournal):
         manager.journal.release()
+    close = getattr(manager.checkpoints, "close", None)
+    if close is not None:
+        close()
 
 
 def _count(number: int, noun: str) -> str:
@@ -343,6 +356,7 @@ def resume_into(
     leave_session(manager)
     manager.session_id = opened.session_id
     manager.journal = opened.journal
+    manager.checkpoints = opened.checkpoints
     manager.messages = opened.messages
     manager.tool_context.data_dir = data_home() / "sessions" / opened.session_id
     # The stale-read guard is per conversation: what the old one read, this one has not seen.

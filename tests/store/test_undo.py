@@ -62,10 +62,11 @@ async def run_task(manager_factory: Any, workspace: Path, *calls: dict[str, Any]
         session.journal,
         tools=[ReadFile(), WriteFile(), Shell()],
         mode=PermissionMode.YOLO,
+        checkpoints=session.checkpoints,
     )
     result = await manager.run_task("change things")
     assert all(c["status"] == "succeeded" for c in result.tool_calls), result.tool_calls
-    session.journal.release()  # the process that ran the task exits
+    session.release()  # the process that ran the task exits
     return result.task_id
 
 
@@ -220,8 +221,8 @@ async def test_an_interrupted_task_can_be_undone_after_its_session_is_recovered(
     session = open_session(None, workspace=workspace, model="m")
     journal = session.journal
     journal.task_started("T-KILLED", "change")
-    assert journal.checkpoints is not None
-    journal.checkpoints.before_change("T-KILLED", None)
+    assert session.checkpoints is not None
+    session.checkpoints.before_change("T-KILLED", None)
     (workspace / "edit.txt").write_text("half done\n")
     # ... and the process dies here: the task never ends.
     journal.release()
