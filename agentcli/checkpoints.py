@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcli.errors import UndoError
 from agentcli.owngit import GitError, OwnRepo, RepoDecision, decide
 from agentcli.snapshots import file_hash, file_manifest
 from agentcli.store.db import transaction
@@ -49,15 +50,6 @@ class UndoResult:
     """Workspace-relative paths given back their content from before the task."""
     removed: list[str] = field(default_factory=list)
     """Paths the task created, deleted again."""
-
-
-class UndoError(Exception):
-    """Undo refused or impossible; the message says why (and lists the files)."""
-
-    def __init__(self, message: str, files: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.files = files or []
 
 
 class Checkpointer:

@@ -1,8 +1,8 @@
 """ConversationManager: the session's durable state and the life of each task in it.
 
-It owns the session id, the message history, the tools' shared context and the journal; for each
-user request it creates a task, runs a QueryLoop over the history, and turns the loop's outcome
-(plus acceptance evidence) into a TaskResult with a task state decided by code.
+It owns the session id, the message history, the settings, the tools' shared context and the
+journal; for each user request it creates a task, runs a QueryLoop over the history, and turns
+the loop's outcome (plus acceptance evidence) into a TaskResult with a task state decided by code.
 
 Slow work on the workspace runs in worker threads, started here where it is needed: the start
 and end snapshots (artifact versions), and the undo checkpoint (`checkpoints`), which the tool
@@ -35,6 +35,7 @@ from agentcli.model import ModelClient, ModelRequest, ModelResponse
 from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.owngit import RepoDecision, decide
 from agentcli.permissions import PermissionPolicy, Prompter
+from agentcli.settings import DEFAULTS, Settings
 from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snapshot
 from agentcli.store import Journal
 from agentcli.tasks import TaskResult, task_state_for
@@ -80,6 +81,8 @@ class ConversationManager:
     when the manager is built, if not given): snapshots and checkpoints never re-detect it."""
     checkpoints: Checkpoints | None = None
     """Where each task's undo checkpoint goes (None: tasks are not undoable)."""
+    settings: Settings = field(default_factory=lambda: DEFAULTS)
+    """What the session was configured with (the REPL's /mode builds on it)."""
 
     def __post_init__(self) -> None:
         self.repo_decision()

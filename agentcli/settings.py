@@ -228,6 +228,11 @@ class Settings(BaseModel):
             return [("config files", list(rules))] if rules else []
         return [("config files" if o.path else o.name, list(v)) for o, v in found if v]
 
+    def flag_rules(self, kind: str) -> list[str]:
+        """The `kind` rules given on the command line (what a session records of them)."""
+        found = self._provenance.contributions.get(f"permissions.{kind}", [])
+        return [rule for origin, rules in found if origin.path is None for rule in rules]
+
 
 ALIASES = {"allow": "permissions.allow", "ask": "permissions.ask", "deny": "permissions.deny"}
 """Top-level keys that are another field's name in config files."""

@@ -87,7 +87,7 @@ def _long_session(workspace: Path) -> str:
 
 
 def _resume_once(workspace: Path, session_id: str) -> float:
-    from agentcli.ui.sessions import find_resumed, open_session
+    from agentcli.session.opening import find_resumed, open_session
 
     started = time.perf_counter()
     opened = open_session(

@@ -136,9 +136,10 @@ class Repl:
         self.settings.permission_mode = mode
         self.status.mode = mode
         if self._manager is not None:
-            from agentcli.ui.repl.backend import apply_mode
+            from agentcli.permissions import PermissionMode
+            from agentcli.session.build import switch_mode
 
-            for notice in apply_mode(self._manager, self.settings, self.workspace):
+            for notice in switch_mode(self._manager, PermissionMode(mode)):
                 self.console.print(Text(f"  {visible(notice)}", style="yellow"))
             self._record_setting(permission_mode=mode)
 
@@ -151,7 +152,7 @@ class Repl:
     def _leave_session(self) -> None:
         """Let go of the session's lock (/clear, exit): another process may resume it now."""
         if self._manager is not None:
-            from agentcli.ui.sessions import leave_session
+            from agentcli.session.opening import leave_session
 
             leave_session(self._manager)
 
@@ -175,7 +176,7 @@ class Repl:
         manager = await self.manager_or_none()
         if manager is None:
             return None
-        from agentcli.ui.sessions import resume_into
+        from agentcli.session.opening import resume_into
 
         try:
             resume_into(manager, session_id, self._view)
