@@ -306,4 +306,5 @@ def flags_of(
         ("acceptance.commands", list(accept), "--accept"),
         ("acceptance.retries", accept_retries, "--accept-retries"),
     ]
-    return [Flag(key, value, name) for key, value, name in given if value not in (None, [])]
+    # An empty option (`-m ""`, or an empty AGENTCLI_MODEL typer read for --model) is unset.
+    return [Flag(key, value, name) for key, value, name in given if value not in (None, "", [])]

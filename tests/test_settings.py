@@ -283,3 +283,11 @@ def test_a_mode_the_user_chose_is_not_loosened_by_the_repository(workspace: Path
     resolved = load_settings(workspace)
     assert resolved.permission_mode is PermissionMode.READ_ONLY
     assert list(resolved.provenance.ignored.values()) == [['permission_mode = "default"']]
+
+
+def test_an_empty_model_from_the_environment_or_a_flag_is_unset(workspace: Path) -> None:
+    from agentcli.config import flags_of
+
+    write(user_config_path(), 'model = "from-config"\n')
+    resolved = load_settings(workspace, flags=flags_of(model=""), environ={"AGENTCLI_MODEL": ""})
+    assert resolved.model == "from-config"
