@@ -23,6 +23,7 @@ from agentcli.events import AcceptanceFinished, AcceptanceStarted, EventSink, No
 from agentcli.ids import new_id
 from agentcli.owngit import find_repo
 from agentcli.sandbox.profile import WORKSPACE_WRITE
+from agentcli.settings import DEFAULTS
 from agentcli.snapshots import Snapshot, SnapshotError, take_snapshot
 from agentcli.tasks import CheckEvidence
 from agentcli.tools.base import CommandSandbox
@@ -41,9 +42,9 @@ FEEDBACK_MAX_CHARS = 12_000
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AcceptanceSettings:
     commands: tuple[str, ...] = ()
-    retries: int = 3
+    retries: int = DEFAULTS.acceptance.retries
     """Repair rounds after a failed check (separate from --max-turns)."""
-    timeout_s: float = 600.0
+    timeout_s: float = DEFAULTS.acceptance.timeout_s
     """Per check; a check that runs longer is killed (with its process group) and fails."""
 
 

@@ -27,11 +27,13 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcli.errors import UndoError
 from agentcli.owngit import GitError, OwnRepo, RepoDecision, decide
 from agentcli.snapshots import file_hash, file_manifest
 from agentcli.store.db import transaction
@@ -39,15 +41,6 @@ from agentcli.store.db import transaction
 MAX_FILES = 5_000
 MAX_BYTES = 50 * 1024 * 1024
 REF_PREFIX = "refs/agentcli/checkpoints/"
-
-
-class UndoError(Exception):
-    """Undo refused or impossible; the message says why (and lists the files)."""
-
-    def __init__(self, message: str, files: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.files = files or []
 
 
 @dataclass(kw_only=True)
@@ -60,15 +53,26 @@ class UndoResult:
 
 
 class Checkpointer:
-    """Takes a task's checkpoints; attached to the journal (`SqliteJournal.checkpoints`)."""
+    """Takes a task's checkpoints. Its methods are slow (git, hashing every file) and blocking:
+    the conversation runs them in worker threads (`asyncio.to_thread`), so they serialize on a
+    lock, and `conn` should be a connection of the checkpointer's own (a transaction on it
+    must not take in the journal's writes)."""
 
     def __init__(self, conn: sqlite3.Connection, git: RepoDecision) -> None:
         self.conn = conn
         self.git = git
         self.workspace = git.workspace
         self._complete: dict[str, bool] = {}
+        self._lock = threading.Lock()
 
     def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None:
+        """Before a change of `task_id` (`pre_state`: what the call expects to find, e.g. the
+        file it writes): the task's start checkpoint the first time, later a file's
+        pre-image where the checkpoint could not keep every file."""
+        with self._lock:
+            self._before_change(task_id, pre_state)
+
+    def _before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None:
         if task_id not in self._complete:
             try:
                 self._complete[task_id] = self._begin(task_id)
@@ -79,6 +83,16 @@ class Checkpointer:
             self._save_preimage(task_id, Path(str(pre_state["path"])))
 
     def task_ended(self, task_id: str) -> None:
+        """Record the end state of `task_id`, if it changed anything."""
+        with self._lock:
+            self._task_ended(task_id)
+
+    def close(self) -> None:
+        """Close the checkpointer's connection (the session is left)."""
+        with self._lock:
+            self.conn.close()
+
+    def _task_ended(self, task_id: str) -> None:
         if task_id not in self._complete:
             return  # the task changed nothing
         row = _checkpoint_row(self.conn, task_id)
@@ -145,13 +159,17 @@ def _manifest_with_contents(
     sizes = [(workspace / rel).stat().st_size for rel in manifest]
     if len(manifest) > MAX_FILES or sum(sizes) > MAX_BYTES:
         return manifest, False
+    # Files are read before the write transaction, which then holds the journal's write lock
+    # (the session's own records wait on it) only as long as the inserts take.
+    query = "SELECT 1 FROM blobs WHERE hash = ?"
+    missing = {
+        digest: rel
+        for rel, digest in manifest.items()
+        if conn.execute(query, (digest,)).fetchone() is None
+    }
+    contents = [(digest, (workspace / rel).read_bytes()) for digest, rel in missing.items()]
     with transaction(conn):
-        for rel, digest in manifest.items():
-            if conn.execute("SELECT 1 FROM blobs WHERE hash = ?", (digest,)).fetchone() is None:
-                conn.execute(
-                    "INSERT INTO blobs (hash, content) VALUES (?, ?)",
-                    (digest, (workspace / rel).read_bytes()),
-                )
+        conn.executemany("INSERT OR IGNORE INTO blobs (hash, content) VALUES (?, ?)", contents)
     return manifest, True
 
 

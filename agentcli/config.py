@@ -1,101 +1,97 @@
-"""Settings: command-line flags over config files over defaults.
+"""Resolving `Settings` (`agentcli.settings`) from config files, environment and flags, once.
 
 Config files are TOML, read in order of rising precedence: user (`<config dir>/config.toml`),
-project (`.agentcli/config.toml`), local (`.agentcli/config.local.toml`), then flags. Rule lists
-(`allow`, `ask`, `deny`) accumulate across levels so that a deny at any level still wins; scalar
-settings are overridden by the higher level. A broken file is a UsageError naming the file.
+project (`.agentcli/config.toml`), local (`.agentcli/config.local.toml`), and the "always"
+answers agentcli keeps in the data dir for a workspace the user has not trusted; then the
+environment (`AGENTCLI_MODEL`), then flags. Lists marked `ACCUMULATES` (the `allow` / `ask` /
+`deny` rules, `sandbox.deny_read`, `sandbox.env_scrub`) add up across levels, so a deny at any
+level still wins; every other value is overridden by a higher level.
+
+Each file is checked on its own, so an error names it: a key the model does not know is a
+UsageError naming the file, the key and the closest known key; a value of the wrong type names
+the file and the key. A broken file is an error, never silently skipped.
 
 The two in-repo files come with the repository, so until the user trusts the workspace
-(`agentcli.trust`) they may only narrow what runs unasked: see `_untrusted_may_set`. The user's
-file, and the "always" answers agentcli kept for the workspace in the data dir, are the user's.
+(`agentcli.trust`) what they may set is decided by each field's `Untrusted` mark on the model:
+a field without one (any field added later, too) is dropped from such a file, and the user is
+told what was dropped (`untrusted_notice`). The user's file and the kept "always" answers are
+the user's own.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
+import os
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
+
 from agentcli import trust
 from agentcli.errors import UsageError
-from agentcli.paths import data_home, project_config_paths, user_config_path
+from agentcli.paths import data_home, project_config_paths, resolve_workspace, user_config_path
+from agentcli.settings import ALIASES, Accumulates, Env, Origin, Provenance, Settings, Untrusted
 
-__all__ = ["data_home", "project_config_paths", "user_config_path"]  # re-exported
-
-DEFAULT_MODEL = "claude-sonnet-4-5"
-RULE_KEYS = ("allow", "ask", "deny")
-
-
-def resolve_workspace(cwd: Path | None) -> Path:
-    """The workspace `-C/--cwd` names (default: the current directory), resolved; a usage error
-    when it is not a directory, so no command reports on, or records against, a typo."""
-    workspace = (cwd or Path.cwd()).expanduser()
-    if not workspace.is_dir():
-        raise UsageError(f"--cwd {workspace} is not a directory")
-    return workspace.resolve()
+__all__ = [  # data_home and resolve_workspace are re-exported for modules that look here
+    "Flag",
+    "data_home",
+    "describe_ignored",
+    "flags_of",
+    "load_settings",
+    "may_set_untrusted",
+    "read_level",
+    "resolve_workspace",
+    "untrusted_notice",
+]
 
 
-@dataclass(kw_only=True)
-class FileConfig:
-    """What the config files say, merged."""
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """One command-line option that sets a setting."""
 
-    values: dict[str, Any] = field(default_factory=dict)
-    """Scalar settings, top-level and per table (e.g. `model`, `acceptance.commands`)."""
-    rules: dict[str, list[str]] = field(default_factory=lambda: {k: [] for k in RULE_KEYS})
-    sources: list[Path] = field(default_factory=list)
-    origins: dict[str, Path] = field(default_factory=dict)
-    """The file each value in `values` came from (for error messages)."""
-    trusted: bool = True
-    """The workspace's in-repo files were taken whole (the user trusts the workspace)."""
-    ignored: dict[Path, list[str]] = field(default_factory=dict)
-    """Per in-repo file of an untrusted workspace, the settings dropped, as `key = value`."""
+    key: str
+    """The setting's dotted name (`acceptance.retries`)."""
+    value: Any
+    name: str
+    """The option as typed (`--accept-retries`), for error messages."""
 
-    def get(self, dotted: str, default: Any = None) -> Any:
-        return self.values.get(dotted, default)
 
-    def string(self, dotted: str) -> str | None:
-        """A text setting, or None when unset."""
-        value = self.values.get(dotted)
-        if value is not None and not isinstance(value, str):
-            raise self._wrong_type(dotted, "a string")
-        return value
-
-    def strings(self, dotted: str) -> list[str]:
-        """A list-of-text setting (empty when unset)."""
-        value = self.values.get(dotted, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self._wrong_type(dotted, "a list of strings")
-        return value
-
-    def integer(self, dotted: str, default: int, *, minimum: int = 0) -> int:
-        """A whole-number setting of at least `minimum`."""
-        value = self.values.get(dotted, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self._wrong_type(dotted, f"a whole number of at least {minimum}")
-        return value
-
-    def number(self, dotted: str, default: float) -> float:
-        """A positive number setting (integer or float)."""
-        value = self.values.get(dotted, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise self._wrong_type(dotted, "a positive number")
-        return float(value)
-
-    def fraction(self, dotted: str, default: float) -> float:
-        """A number above 0 and at most 1 (integer or float)."""
-        value = self.values.get(dotted, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
-            raise self._wrong_type(dotted, "a number above 0 and at most 1")
-        return float(value)
-
-    def _wrong_type(self, dotted: str, expected: str) -> UsageError:
-        where = self.origins.get(dotted)
-        return UsageError(
-            f"{where or 'config'}: `{dotted}` must be {expected} (got {self.values.get(dotted)!r})",
-            hint="fix the value in that file",
-        )
+def load_settings(
+    workspace: Path,
+    *,
+    flags: Iterable[Flag] = (),
+    trusted: bool | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """The settings for `workspace`; `trusted` None asks the trust store."""
+    if trusted is None:
+        trusted = trust.is_trusted(workspace)
+    provenance = Provenance(trusted=trusted)
+    merged: dict[str, Any] = {}
+    in_repo = project_config_paths(workspace)
+    for path in (user_config_path(), *in_repo, trust.user_rules_path(workspace)):
+        if not path.is_file():
+            continue
+        level = read_level(path)
+        if path in in_repo and not trusted:
+            dropped = _drop_untrusted(level, merged)
+            if dropped:
+                provenance.ignored[path] = dropped
+        _merge(merged, level, Origin(str(path), path), provenance)
+        provenance.sources.append(path)
+    environ = os.environ if environ is None else environ
+    for key, variable in _env_variables().items():
+        if environ.get(variable):
+            _merge(merged, {key: environ[variable]}, Origin(variable), provenance)
+    for flag in flags:
+        _merge(merged, {flag.key: flag.value}, Origin(flag.name), provenance)
+    return Settings.model_validate(_nest(merged)).with_provenance(provenance)
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -110,115 +106,205 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise UsageError(f"cannot read config file {path}: {exc.strerror}") from exc
 
 
-def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            flat.update(_flatten(value, f"{name}."))
-        else:
-            flat[name] = value
-    return flat
-
-
-def load_file_config(workspace: Path, *, trusted: bool | None = None) -> FileConfig:
-    """The merged config for `workspace`; `trusted` None asks the trust store."""
-    if trusted is None:
-        trusted = trust.is_trusted(workspace)
-    config = FileConfig(trusted=trusted)
-    in_repo = project_config_paths(workspace)
-    for path in (user_config_path(), *in_repo, trust.user_rules_path(workspace)):
-        if not path.is_file():
-            continue
-        rules, flat = _read_level(path)
-        if path in in_repo and not trusted:
-            dropped = _drop_loosening(rules, flat, config.values)
-            if dropped:
-                config.ignored[path] = dropped
-        for key in RULE_KEYS:
-            config.rules[key].extend(rules[key])
-        config.values.update(flat)
-        config.origins.update(dict.fromkeys(flat, path))
-        config.sources.append(path)
-    return config
-
-
-def _read_level(path: Path) -> tuple[dict[str, list[str]], dict[str, Any]]:
-    flat = _flatten(read_toml(path))
-    rules: dict[str, list[str]] = {key: [] for key in RULE_KEYS}
-    for key in RULE_KEYS:
-        for name in (key, f"permissions.{key}"):
-            found = flat.pop(name, None)
+def read_level(path: Path) -> dict[str, Any]:
+    """One config file as dotted keys (the rule aliases first, as `permissions.*`); a key the
+    model does not know is a UsageError naming the file. Values are checked when merged, after
+    an untrusted file has lost what it may not set (a mode it may not set is dropped, whatever
+    it says)."""
+    data = read_toml(path)
+    level: dict[str, Any] = {}
+    for alias, key in ALIASES.items():
+        section = data.get("permissions")
+        for written, found in (
+            (alias, data.pop(alias, None)),
+            (key, section.pop(alias, None) if isinstance(section, dict) else None),
+        ):
             if found is None:
                 continue
             if not isinstance(found, list) or not all(isinstance(r, str) for r in found):
-                raise UsageError(f"{path}: `{name}` must be a list of rule strings")
-            rules[key].extend(found)
-    return rules, flat
+                raise UsageError(f"{path}: `{written}` must be a list of rule strings")
+            level[key] = [*level.get(key, []), *found]
+    unknown: list[str] = []
+    _flatten(data, Settings, "", level, unknown)
+    if unknown:
+        raise UsageError(
+            f"{path}: " + "; ".join(_unknown_key(key) for key in unknown),
+            hint="fix or remove the key in that file (README: Configuration)",
+        )
+    return level
 
 
-# Only bound the work, never let anything run unasked (limits apply whatever their value).
-_HARMLESS = frozenset(
-    {
-        "model",
-        "permissions.denial_limit",
-        "convergence.repeat_limit",
-        "convergence.failure_limit",
-        "acceptance.retries",
-        "acceptance.timeout_s",
-        # What the model is sent of old tool results, never what runs.
-        "context.window_tokens",
-        "context.elide_at",
-        "context.keep_recent",
-    }
-)
-# Every mode not listed lets more run unasked than `default`.
-_MODE_STRICTNESS = {"read-only": 0, "default": 1}
+def _flatten(
+    data: Mapping[str, Any],
+    model: type[BaseModel],
+    prefix: str,
+    into: dict[str, Any],
+    unknown: list[str],
+) -> None:
+    for name, value in data.items():
+        key = f"{prefix}{name}"
+        info = model.model_fields.get(name)
+        section = _section_model(info) if info is not None else None
+        if info is None:
+            unknown.extend(_dotted(key, value))
+        elif section is not None and isinstance(value, dict):
+            _flatten(value, section, f"{key}.", into, unknown)
+        else:
+            into[key] = value
 
 
-def _untrusted_may_set(key: str, value: Any, in_force: dict[str, Any]) -> bool:
-    """Can an untrusted in-repo file set `key` to `value`? Only if it narrows what runs
-    unasked, or is harmless. A key not named here (including any added later) cannot."""
-    if key in _HARMLESS:
-        return True
-    if key == "permission_mode":
-        current = in_force.get("permission_mode", "default")
-        limit = _MODE_STRICTNESS.get(current, 2) if isinstance(current, str) else 2
-        return isinstance(value, str) and _MODE_STRICTNESS.get(value, 3) <= limit
-    if key == "sandbox.enabled":
-        return value is True
-    if key == "sandbox.network":
-        return value is False
-    # Hiding more from commands, or scrubbing more of their environment, only narrows.
-    return key in ("sandbox.deny_read", "sandbox.env_scrub")
+def _dotted(key: str, value: Any) -> list[str]:
+    """`key`, or the dotted keys of the leaves of the table `value`."""
+    if not isinstance(value, dict) or not value:
+        return [key]
+    return [leaf for name, inner in value.items() for leaf in _dotted(f"{key}.{name}", inner)]
 
 
-def _drop_loosening(
-    rules: dict[str, list[str]], flat: dict[str, Any], in_force: dict[str, Any]
-) -> list[str]:
-    """Remove what an untrusted file may not set (its allow rules and loosening settings) from
-    `rules` and `flat`; return it as `key = value` lines. Ask and deny rules always apply."""
-    dropped = [f"allow = {json.dumps(rules['allow'])}"] if rules["allow"] else []
-    rules["allow"] = []
-    for key in [k for k, v in flat.items() if not _untrusted_may_set(k, v, in_force)]:
-        dropped.append(f"{key} = {json.dumps(flat.pop(key), default=str)}")
-    return dropped
+def _section_model(info: FieldInfo) -> type[BaseModel] | None:
+    kind = info.annotation
+    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
 
 
-def describe_ignored(config: FileConfig) -> str:
+@functools.cache
+def leaf_fields(model: type[BaseModel] = Settings, prefix: str = "") -> dict[str, FieldInfo]:
+    """Every setting of `model` by dotted name (sections opened)."""
+    found: dict[str, FieldInfo] = {}
+    for name, info in model.model_fields.items():
+        section = _section_model(info)
+        if section is not None:
+            found.update(leaf_fields(section, f"{prefix}{name}."))
+        else:
+            found[f"{prefix}{name}"] = info
+    return found
+
+
+def _mark(key: str, kind: type[Any], model: type[BaseModel] = Settings) -> Any:
+    info = leaf_fields(model).get(key)
+    return next((m for m in info.metadata if isinstance(m, kind)), None) if info else None
+
+
+@functools.cache
+def _env_variables() -> dict[str, str]:
+    """Dotted key → the environment variable that sets it (from the `Env` marks)."""
+    return {key: mark.name for key in leaf_fields() if (mark := _mark(key, Env)) is not None}
+
+
+def _unknown_key(key: str) -> str:
+    known = [*leaf_fields(), *ALIASES]
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f"unknown key `{key}`" + (f" (did you mean `{close[0]}`?)" if close else "")
+
+
+def _validate(level: Mapping[str, Any], origin: Origin) -> None:
+    try:
+        Settings.model_validate(_nest(level))
+    except ValidationError as exc:
+        raise UsageError(
+            "; ".join(_wrong_value(error, origin) for error in exc.errors()),
+            hint="fix the value in that file" if origin.path else None,
+        ) from exc
+
+
+def _wrong_value(error: Any, origin: Origin) -> str:
+    parts = [str(p) for p in error["loc"] if isinstance(p, str)]
+    items = [p for p in error["loc"] if isinstance(p, int)]
+    key = _display_key(".".join(parts))
+    where = f" (item {items[0] + 1})" if items else ""
+    got = repr(error.get("input"))
+    if error["type"] == "enum":
+        expected = error.get("ctx", {}).get("expected", "")
+        noun = parts[-1].replace("_", " ")
+        return f"{origin}: unknown {noun} {got} for `{key}` (one of {expected})"
+    message = str(error["msg"])
+    if message.startswith("Input should be "):
+        problem = "must be " + message.removeprefix("Input should be ")
+    else:
+        problem = "is invalid: " + message[:1].lower() + message[1:]
+    return f"{origin}: `{key}`{where} {problem} (got {got})"
+
+
+def _display_key(key: str) -> str:
+    return next((alias for alias, full in ALIASES.items() if full == key), key)
+
+
+def _drop_untrusted(level: dict[str, Any], in_force: Mapping[str, Any]) -> list[str]:
+    """Remove from `level` what an untrusted file may not set (its allow rules and loosening
+    settings, and every setting without an `Untrusted` mark); return it as `key = value`."""
+    return [
+        f"{_display_key(key)} = {json.dumps(level.pop(key), default=str)}"
+        for key in [k for k, v in level.items() if not may_set_untrusted(k, v, in_force)]
+    ]
+
+
+def may_set_untrusted(
+    key: str, value: Any, in_force: Mapping[str, Any], model: type[BaseModel] = Settings
+) -> bool:
+    """Can an untrusted in-repo file set dotted `key` of `model` to `value`, given the values
+    in force below it? Only if the field's `Untrusted` mark says so; no mark: never."""
+    mark: Untrusted | None = _mark(key, Untrusted, model)
+    return mark is not None and mark.allows(value, in_force)
+
+
+def _merge(
+    merged: dict[str, Any], level: Mapping[str, Any], origin: Origin, provenance: Provenance
+) -> None:
+    _validate(level, origin)
+    for key, value in level.items():
+        if _mark(key, Accumulates) is not None:
+            merged[key] = [*merged.get(key, []), *value]
+            provenance.contributions.setdefault(key, []).append((origin, list(value)))
+        else:
+            merged[key] = value
+        provenance.origins[key] = origin
+
+
+def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for key, value in flat.items():
+        *sections, name = key.split(".")
+        target = nested
+        for section in sections:
+            target = target.setdefault(section, {})
+        target[name] = value
+    return nested
+
+
+def describe_ignored(settings: Settings) -> str:
     """The dropped settings, one file a line; empty when nothing was dropped."""
     return "\n".join(
-        f"  {path}: {'; '.join(settings)}" for path, settings in config.ignored.items()
+        f"  {path}: {'; '.join(items)}" for path, items in settings.provenance.ignored.items()
     )
 
 
-def untrusted_notice(config: FileConfig) -> str | None:
+def untrusted_notice(settings: Settings) -> str | None:
     """What to tell the user once when in-repo settings were ignored, or None."""
-    if not config.ignored:
+    if not settings.provenance.ignored:
         return None
     return (
         "this workspace is not trusted, so agentcli ignored what its own config files would "
-        f"allow:\n{describe_ignored(config)}\n"
+        f"allow:\n{describe_ignored(settings)}\n"
         "If you trust this repository's config, run `agentcli trust` here (undo: "
         "`agentcli trust --revoke`), or pass --trust-project to `agentcli run` for one run."
     )
+
+
+def flags_of(
+    *,
+    model: str | None = None,
+    permission_mode: str | None = None,
+    allow: Sequence[str] = (),
+    deny: Sequence[str] = (),
+    accept: Sequence[str] = (),
+    accept_retries: int | None = None,
+) -> list[Flag]:
+    """The settings the common command-line options set (unset options set nothing)."""
+    given = [
+        ("model", model, "--model"),
+        ("permission_mode", permission_mode, "--permission-mode"),
+        ("permissions.allow", list(allow), "--allow"),
+        ("permissions.deny", list(deny), "--deny"),
+        ("acceptance.commands", list(accept), "--accept"),
+        ("acceptance.retries", accept_retries, "--accept-retries"),
+    ]
+    # An empty option (`-m ""`, or an empty AGENTCLI_MODEL typer read for --model) is unset.
+    return [Flag(key, value, name) for key, value, name in given if value not in (None, "", [])]

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agentcli.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from agentcli.settings import DEFAULTS
 from agentcli.usage import Usage
 
 # The stub names the call; long inputs (a whole file's content) are cut to stay a stub.
@@ -32,11 +33,11 @@ _SUMMARY_CHARS = 160
 class ContextSettings:
     """When old tool results stop being sent to the model in full."""
 
-    window_tokens: int = 200_000
+    window_tokens: int = DEFAULTS.context.window_tokens
     """The model's context window, in tokens."""
-    elide_at: float = 0.5
+    elide_at: float = DEFAULTS.context.elide_at
     """Fraction of the window a response's context may reach before old results are elided."""
-    keep_recent: int = 3
+    keep_recent: int = DEFAULTS.context.keep_recent
     """The most recent user messages carrying tool results are always sent in full."""
     min_chars: int = 1_000
     """Tool results shorter than this are always sent in full (a stub would save little)."""

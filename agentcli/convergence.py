@@ -21,14 +21,15 @@ from dataclasses import dataclass, field
 from agentcli.errors import TerminalReason
 from agentcli.loop import Nudge, Stop
 from agentcli.messages import canonical_json
+from agentcli.settings import DEFAULTS
 from agentcli.tools.records import ToolCallRecord
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConvergenceSettings:
-    repeat_limit: int = 3
+    repeat_limit: int = DEFAULTS.convergence.repeat_limit
     """Identical (call, result) pairs before the model is nudged."""
-    failure_limit: int = 3
+    failure_limit: int = DEFAULTS.convergence.failure_limit
     """Failures of the same call on an unchanged artifact before the model is nudged."""
     alternation_cycles: int = 2
     """A/B cycles (A,B,A,B = 2) before the model is nudged."""

@@ -1,8 +1,13 @@
 """ConversationManager: the session's durable state and the life of each task in it.
 
-It owns the session id, the message history, the tools' shared context and the journal; for each
-user request it creates a task, runs a QueryLoop over the history, and turns the loop's outcome
-(plus acceptance evidence) into a TaskResult with a task state decided by code.
+It owns the session id, the message history, the settings, the tools' shared context and the
+journal; for each user request it creates a task, runs a QueryLoop over the history, and turns
+the loop's outcome (plus acceptance evidence) into a TaskResult with a task state decided by code.
+
+Slow work on the workspace runs in worker threads, started here where it is needed: the start
+and end snapshots (artifact versions), and the undo checkpoint (`checkpoints`), which the tool
+runtime awaits before the first call of a task that may change something starts, and which is
+ended before the task is recorded as finished. The journal only records.
 """
 
 from __future__ import annotations
@@ -11,7 +16,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from agentcli.acceptance import (
     AcceptanceReport,
@@ -31,15 +36,26 @@ from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.owngit import RepoDecision, decide
 from agentcli.permissions import Answer, PermissionPolicy, PermissionRequest, Prompter
 from agentcli.sandbox.profile import UNCONFINED
+from agentcli.settings import DEFAULTS, Settings
 from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snapshot
 from agentcli.store import Journal
 from agentcli.tasks import TaskResult, task_state_for
 from agentcli.tools.base import Tool, ToolContext
-from agentcli.tools.runtime import ToolRuntime
+from agentcli.tools.records import ToolCallRecord
+from agentcli.tools.runtime import BeforeChange, ToolRuntime
 from agentcli.usage import Budget
 from agentcli.vocabulary import Decision, PermissionTarget, Risk
 
 T = TypeVar("T")
+
+
+class Checkpoints(Protocol):
+    """Undo checkpoints of the session's tasks (`agentcli.checkpoints.Checkpointer`). Both
+    methods block (git, hashing): they are called in worker threads."""
+
+    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None: ...
+
+    def task_ended(self, task_id: str) -> None: ...
 
 
 @dataclass(kw_only=True)
@@ -65,6 +81,10 @@ class ConversationManager:
     git: RepoDecision | None = None
     """Whether the workspace is a git repository, decided once when the session started (and
     when the manager is built, if not given): snapshots and checkpoints never re-detect it."""
+    checkpoints: Checkpoints | None = None
+    """Where each task's undo checkpoint goes (None: tasks are not undoable)."""
+    settings: Settings = field(default_factory=lambda: DEFAULTS)
+    """What the session was configured with (the REPL's /mode builds on it)."""
 
     def __post_init__(self) -> None:
         self.repo_decision()
@@ -106,8 +126,11 @@ class ConversationManager:
         )
         return answer.answer is not Answer.NO
 
-    def new_loop(self, observers: Sequence[TurnObserver] = ()) -> QueryLoop:
-        """A QueryLoop for one task, with its own runtime, counters and deadline."""
+    def new_loop(
+        self, observers: Sequence[TurnObserver] = (), task_id: str | None = None
+    ) -> QueryLoop:
+        """A QueryLoop for one task, with its own runtime, counters and deadline; with the
+        task's id, its calls that may change something wait for its undo checkpoint."""
         runtime = ToolRuntime(
             self.tools,
             ctx=self.tool_context,
@@ -115,6 +138,7 @@ class ConversationManager:
             prompter=self.prompter,
             journal=self.journal,
             events=self.events,
+            before_change=self._checkpoint_before(task_id),
         )
         loop: QueryLoop
         model = RetryingModel(self.model, self.retry_policy, deadline=lambda: loop.deadline)
@@ -130,6 +154,16 @@ class ConversationManager:
             context=self.context,
         )
         return loop
+
+    def _checkpoint_before(self, task_id: str | None) -> BeforeChange | None:
+        checkpoints = self.checkpoints
+        if checkpoints is None or task_id is None:
+            return None
+
+        async def before_change(_record: ToolCallRecord, pre_state: dict[str, Any] | None) -> None:
+            await asyncio.to_thread(checkpoints.before_change, task_id, pre_state)
+
+        return before_change
 
     async def run_task(self, prompt: str) -> TaskResult:
         """Run one user request to a terminal state. Never raises for task-ending conditions.
@@ -152,7 +186,7 @@ class ConversationManager:
         # the first response, and the loop gets that response only once the snapshot is done.
         start_task = asyncio.create_task(self._snapshot())
         guard = ConvergenceGuard(artifact_version=self._version_or_none, settings=self.convergence)
-        loop = self.new_loop(observers=[guard])
+        loop = self.new_loop(observers=[guard], task_id=task_id)
         loop.model = _AfterPending(loop.model, start_task)
         request = Message.user(prompt)
         self.journal.message_appended(request)
@@ -169,6 +203,8 @@ class ConversationManager:
             result.artifact_version = end_snapshot.version
             if start_snapshot is not None:
                 result.changed_files = changed_files(start_snapshot, end_snapshot, workspace)
+        if self.checkpoints is not None:
+            await self._finishing(loop, asyncio.to_thread(self.checkpoints.task_ended, task_id))
         self.journal.task_finished(result)
         return result
 

@@ -7,8 +7,9 @@
     │   ├── ModelError             the model API failed for good (auth, bad request, ...)
     │   └── FatalToolError         security violation, missing credentials, ...
     ├── RetryableModelError        a model call may succeed if repeated (429, 529, 5xx, cut stream)
-    └── UsageError                 bad flags or configuration: exit code 2, nothing was run
-        └── SessionBusyError       another live agentcli process is using the session
+    ├── UsageError                 bad flags or configuration: exit code 2, nothing was run
+    │   └── SessionBusyError       another live agentcli process is using the session
+    └── UndoError                  undo refused or impossible (exit 1), with the files why
 
 Errors carry structured fields, not just a string, so renderers and the JSON result can
 report them precisely.
@@ -142,3 +143,13 @@ class SessionBusyError(UsageError):
         )
         self.session_id = session_id
         self.pid = pid
+
+
+class UndoError(AgentError):
+    """Undo refused or impossible; the message says why, and `files` lists the files that
+    are the reason (changed since the task, or without a saved copy)."""
+
+    def __init__(self, message: str, files: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.files = files or []

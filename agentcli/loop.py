@@ -25,6 +25,7 @@ from agentcli.errors import FatalToolError, ModelError, TaskStopError, TerminalR
 from agentcli.events import EventSink, ModelResponded, Notice, TurnStarted, UsageUpdated
 from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from agentcli.model import ModelClient, ModelRequest, ModelResponse, StopReason
+from agentcli.settings import DEFAULTS
 from agentcli.store import Journal
 from agentcli.tools.records import ToolCallRecord
 from agentcli.tools.runtime import ToolRuntime
@@ -70,7 +71,7 @@ class LoopSettings:
     """`max_tokens` of each model request."""
     max_cut_continuations: int = 3
     """How often in a row the model may be asked to continue text cut at max_tokens."""
-    denial_limit: int = 3
+    denial_limit: int = DEFAULTS.permissions.denial_limit
     """Permission denials in one task before the loop stops with `permission_denied`."""
 
 

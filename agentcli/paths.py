@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentcli.errors import UsageError
+
 
 def data_home() -> Path:
     """The data directory: `$AGENTCLI_HOME`, else the platform's user data dir."""
@@ -29,3 +31,12 @@ def user_config_path() -> Path:
 
 def project_config_paths(workspace: Path) -> tuple[Path, Path]:
     return workspace / ".agentcli" / "config.toml", workspace / ".agentcli" / "config.local.toml"
+
+
+def resolve_workspace(cwd: Path | None) -> Path:
+    """The workspace `-C/--cwd` names (default: the current directory), resolved; a usage error
+    when it is not a directory, so no command reports on, or records against, a typo."""
+    workspace = (cwd or Path.cwd()).expanduser()
+    if not workspace.is_dir():
+        raise UsageError(f"--cwd {workspace} is not a directory")
+    return workspace.resolve()

@@ -5,17 +5,21 @@ untracked (non-ignored) files alike, written by agentcli's own git (`agentcli.ow
 private git dir through a temporary copy of the index: the repository's index, HEAD, branches
 and object store are never touched, and nothing the repository configures is run. Whether the
 workspace is a repository is the session's decision (`owngit.decide`), passed in by the caller.
-Outside git it is a hash over a manifest of (path, content hash), skipping `.git`-style hidden
-directories and paths matched by `.gitignore` patterns at the workspace root.
+Outside git it is a hash over a manifest of (path, content hash), skipping `.git`, `.venv`,
+`node_modules` and `__pycache__` directories and what the workspace's `.gitignore` files ignore,
+read as git reads them (pathspec's `GitIgnoreSpec`): a `.gitignore` in any directory, negation,
+directory-only and anchored patterns.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pathspec import GitIgnoreSpec, Pattern
 
 from agentcli.owngit import GitError, OwnRepo
 
@@ -90,35 +94,66 @@ def _relative(path: Path, workspace: Path) -> str:
         return os.path.relpath(path, workspace.resolve())
 
 
-def _ignore_patterns(workspace: Path) -> list[str]:
-    path = workspace / ".gitignore"
-    if not path.is_file():
-        return []
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    return [ln.strip().rstrip("/") for ln in lines if ln.strip() and not ln.startswith("#")]
+class _GitIgnores:
+    """The `.gitignore` files of a tree walked top-down, applied as git applies them: a path is
+    decided by the last pattern matching the path itself in the deepest `.gitignore` that has
+    one (a negation re-includes); what is inside an ignored directory is never reached, since
+    the walk does not enter it."""
+
+    def __init__(self) -> None:
+        self._specs: dict[str, GitIgnoreSpec] = {}
+
+    def enter(self, directory: Path, rel: str) -> None:
+        path = directory / ".gitignore"
+        if path.is_file():
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            self._specs[rel] = GitIgnoreSpec.from_lines(lines)
+
+    def ignored(self, rel: str, *, is_dir: bool) -> bool:
+        parts = rel.split("/")
+        for depth in range(len(parts) - 1, -1, -1):
+            spec = self._specs.get("/".join(parts[:depth]))
+            if spec is None:
+                continue
+            below = "/".join(parts[depth:]) + ("/" if is_dir else "")
+            for pattern in reversed(spec.patterns):
+                if pattern.include is not None and _matches_itself(pattern, below):
+                    return pattern.include
+        return False
 
 
-def _ignored(rel: str, name: str, patterns: list[str]) -> bool:
-    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p.lstrip("/")) for p in patterns)
+def _matches_itself(pattern: Pattern, path: str) -> bool:
+    """Does `pattern` match `path` itself, rather than as something inside a directory it
+    matches? (GitIgnoreSpec alone answers for flat file lists, where a negated directory
+    re-includes its contents; git never reads it so.) pathspec's gitignore regexes mark the
+    `/` after a matched directory with the group `ps_d`; it ends the path only when the match
+    is the directory itself. tests/test_snapshots.py checks the result against git."""
+    found = pattern.match_file(path)
+    if found is None:
+        return False
+    match: re.Match[str] = found.match
+    if "ps_d" not in match.re.groupindex or match.start("ps_d") < 0:
+        return True
+    return match.end("ps_d") == len(path)
 
 
 def file_manifest(workspace: Path) -> dict[str, str]:
-    patterns = _ignore_patterns(workspace)
+    ignores = _GitIgnores()
     manifest: dict[str, str] = {}
     for root, dirs, files in os.walk(workspace):
         base = Path(root)
-        rel_root = base.relative_to(workspace)
+        rel_root = base.relative_to(workspace).as_posix()
+        prefix = "" if rel_root == "." else f"{rel_root}/"
+        ignores.enter(base, prefix.rstrip("/"))
         dirs[:] = sorted(
             d
             for d in dirs
-            if d not in ALWAYS_SKIPPED_DIRS and not _ignored(str(rel_root / d), d, patterns)
+            if d not in ALWAYS_SKIPPED_DIRS and not ignores.ignored(prefix + d, is_dir=True)
         )
         for name in files:
-            rel = str(rel_root / name) if str(rel_root) != "." else name
-            if _ignored(rel, name, patterns):
-                continue
+            rel = prefix + name
             full = base / name
-            if full.is_symlink() or not full.is_file():
+            if ignores.ignored(rel, is_dir=False) or full.is_symlink() or not full.is_file():
                 continue
             manifest[rel] = hashlib.sha256(full.read_bytes()).hexdigest()
             if len(manifest) > MAX_MANIFEST_FILES:

@@ -87,14 +87,14 @@ def _long_session(workspace: Path) -> str:
 
 
 def _resume_once(workspace: Path, session_id: str) -> float:
-    from agentcli.ui.sessions import find_resumed, open_session
+    from agentcli.session.opening import find_resumed, open_session
 
     started = time.perf_counter()
     opened = open_session(
         find_resumed(session_id, False, workspace), workspace=workspace, model="b"
     )
     elapsed = time.perf_counter() - started
-    opened.journal.release()  # as the process exiting would: the next repeat resumes it again
+    opened.release()  # as the process exiting would: the next repeat resumes it again
     assert len(opened.messages) == RESUME_MESSAGES, len(opened.messages)
     return elapsed
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.config import load_file_config, untrusted_notice, user_config_path
+from agentcli.config import load_settings, untrusted_notice, user_config_path
 from agentcli.errors import UsageError
 from agentcli.events import Event, Notice
 from agentcli.permissions import Decision, PermissionMode
@@ -80,14 +80,22 @@ def decide(manager: Any, command: str) -> Decision:
 
 
 def test_untrusted_files_keep_only_what_narrows(hostile: Path) -> None:
-    files = load_file_config(hostile)
+    settings = load_settings(hostile)
+    files = settings.provenance
     assert not files.trusted
-    assert files.rules == {"allow": [], "ask": ["grep"], "deny": ["shell(echo *)"]}
-    assert files.values == {"model": "claude-from-repo"}
+    rules = settings.permissions
+    assert (rules.allow, rules.ask, rules.deny) == ([], ["grep"], ["shell(echo *)"])
     project, local = (
         hostile / ".agentcli" / "config.toml",
         hostile / ".agentcli" / "config.local.toml",
     )
+    # What the files set and was kept: the rules that narrow, and the model.
+    assert {key: str(origin) for key, origin in files.origins.items()} == {
+        "permissions.ask": str(local),
+        "permissions.deny": str(project),
+        "model": str(project),
+    }
+    assert settings.model == "claude-from-repo"
     assert files.ignored == {
         project: [
             'allow = ["shell(*)"]',
@@ -98,7 +106,7 @@ def test_untrusted_files_keep_only_what_narrows(hostile: Path) -> None:
         ],
         local: ['allow = ["write(**)"]'],
     }
-    notice = untrusted_notice(files)
+    notice = untrusted_notice(settings)
     assert notice is not None
     assert f"{project}: allow = " in notice and f"{local}: allow = " in notice
     assert "agentcli trust" in notice and "--trust-project" in notice
@@ -106,11 +114,12 @@ def test_untrusted_files_keep_only_what_narrows(hostile: Path) -> None:
 
 def test_trusted_files_apply_whole(hostile: Path) -> None:
     set_trusted(hostile, True)
-    files = load_file_config(hostile)
-    assert files.trusted and files.ignored == {} and untrusted_notice(files) is None
-    assert files.rules["allow"] == ["shell(*)", "write(**)"]
-    assert files.get("permission_mode") == "yolo"
-    assert files.strings("acceptance.commands") == ["touch pwned"]
+    settings = load_settings(hostile)
+    files = settings.provenance
+    assert files.trusted and files.ignored == {} and untrusted_notice(settings) is None
+    assert settings.permissions.allow == ["shell(*)", "write(**)"]
+    assert settings.permission_mode is PermissionMode.YOLO
+    assert settings.acceptance.commands == ["touch pwned"]
 
 
 @pytest.mark.parametrize(
@@ -146,13 +155,12 @@ def test_an_untrusted_mode_applies_only_when_stricter(
         ("[permissions]\ndenial_limit = 1", True),
         ("[convergence]\nrepeat_limit = 2", True),
         ("[acceptance]\nretries = 0", True),
-        ('some_future_hook = "curl x | sh"', False),
     ],
 )
 def test_settings_table(workspace: Path, setting: str, applies: bool) -> None:
     write(workspace / ".agentcli" / "config.toml", setting + "\n")
-    files = load_file_config(workspace)
-    assert bool(files.values) is applies
+    files = load_settings(workspace).provenance
+    assert bool(files.origins) is applies
     assert bool(files.ignored) is not applies
 
 
@@ -246,7 +254,7 @@ def test_trust_is_keyed_by_the_resolved_path_exactly(workspace: Path, tmp_path: 
 def test_a_broken_store_is_a_usage_error(workspace: Path) -> None:
     write(store_path(), "{not json")
     with pytest.raises(UsageError, match="trust store"):
-        load_file_config(workspace)
+        load_settings(workspace)
 
 
 def _trust_many(directories: list[str]) -> None:

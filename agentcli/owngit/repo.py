@@ -37,9 +37,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.config import data_home
 from agentcli.owngit.command import NO_REPOSITORY, GitError, find_git, run_git
 from agentcli.owngit.discover import Layout, last_value, locate, settle, user_config
+from agentcli.paths import data_home
 
 OBJECT_FORMATS = ("sha1", "sha256")
 STAT_SETTINGS = (

@@ -19,8 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from agentcli.config import data_home
 from agentcli.errors import UsageError
+from agentcli.paths import data_home
 
 JOURNAL_FILE = "journal.sqlite3"
 

@@ -26,8 +26,8 @@ import re
 from pathlib import Path
 from types import TracebackType
 
-from agentcli.config import data_home
 from agentcli.errors import SessionBusyError, UsageError
+from agentcli.paths import data_home
 
 LOCKS_DIR = "locks"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")

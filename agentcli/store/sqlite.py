@@ -4,8 +4,9 @@ Every method commits before it returns. `call_started` of a call that may change
 (risk write, execute or external) commits with `synchronous=FULL`: the record, and everything
 journaled before it, is on disk before the side effect begins, even if the machine loses power.
 Other records commit with `synchronous=NORMAL` (they survive a killed process; a power loss can
-drop the last few, and then the call just looks `started` and is reconciled on resume). With an
-undo checkpointer attached, the first change of each task snapshots the workspace first.
+drop the last few, and then the call just looks `started` and is reconciled on resume). The
+journal only records: undo checkpoints are taken by the conversation (`agentcli.conversation`),
+off the event loop, before it lets a task's first change start.
 
 A journal opened for use keeps the session's lock (`store.lock`) until `release()`.
 """
@@ -19,7 +20,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from agentcli.messages import Message
 from agentcli.store.db import connect, transaction
@@ -28,14 +29,6 @@ from agentcli.store.ledger import SqliteLedger
 from agentcli.store.lock import SessionLock
 from agentcli.tasks import TaskResult
 from agentcli.tools.records import ToolCallRecord
-
-
-class ChangeObserver(Protocol):
-    """Undo checkpoints: told before a task's changes and when the task ends."""
-
-    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None: ...
-
-    def task_ended(self, task_id: str) -> None: ...
 
 
 class SessionNotFoundError(LookupError):
@@ -52,7 +45,6 @@ class SqliteJournal:
         """The session's lock, held for as long as this journal is in use."""
         self.operations = SqliteLedger(conn, session_id)
         self.task_id: str | None = None
-        self.checkpoints: ChangeObserver | None = None
         self._lock = threading.Lock()
         row = conn.execute(
             "SELECT COALESCE(MAX(seq), -1) FROM messages WHERE session_id = ?", (session_id,)
@@ -125,8 +117,6 @@ class SqliteJournal:
     def call_started(self, record: ToolCallRecord, pre_state: dict[str, Any] | None) -> None:
         crash_point("before_start", record.name)
         changes = record.risk not in ("", "read")
-        if changes and self.checkpoints is not None and self.task_id is not None:
-            self.checkpoints.before_change(self.task_id, pre_state)
         with self._lock:
             if changes:
                 self.conn.execute("PRAGMA synchronous=FULL")
@@ -206,8 +196,6 @@ class SqliteJournal:
             )
 
     def task_finished(self, result: TaskResult) -> None:
-        if self.checkpoints is not None:
-            self.checkpoints.task_ended(result.task_id)
         with self._lock:
             self.conn.execute(
                 "UPDATE tasks SET state = ?, reason = ?, evidence = ?, artifact_version = ?, "

@@ -5,7 +5,9 @@ tool-specific validation → permission → call → format success or error as 
 journal. Permission prompts are asked one at a time, in proposal order, before anything runs.
 Then the allowed calls run: calls whose resources do not conflict run concurrently (bounded);
 a call waits for every earlier call it conflicts with, so conflicting calls keep proposal order.
-Results are returned in proposal order whatever order they finished in.
+Results are returned in proposal order whatever order they finished in. A call that may change
+something (risk write, execute or external) first awaits `before_change` (the conversation's
+undo checkpoint), then is journaled `started`, then runs.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -44,6 +46,9 @@ from agentcli.tools.base import Resources, Risk, Tool, ToolContext, ToolInput
 from agentcli.tools.output import cap_head, new_spill_path
 from agentcli.tools.records import CallStatus, ToolCallRecord
 
+BeforeChange = Callable[[ToolCallRecord, dict[str, Any] | None], Awaitable[None]]
+"""Awaited before a call that may change something starts, with its record and pre-state."""
+
 
 @dataclass(slots=True)
 class _Ready:
@@ -68,6 +73,7 @@ class ToolRuntime:
         events: EventSink,
         output_cap: int | None = None,
         max_parallel: int = 8,
+        before_change: BeforeChange | None = None,
     ) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.ctx = ctx
@@ -80,6 +86,7 @@ class ToolRuntime:
         # The search tools filter their results through the policy that allowed the call.
         ctx.policy = policy
         self.max_parallel = max_parallel
+        self.before_change = before_change
         self.records: list[ToolCallRecord] = []
         self.denials: list[dict[str, Any]] = []
         self._specs: list[ToolSpec] | None = None
@@ -286,6 +293,8 @@ class ToolRuntime:
                 f"internal error in {record.name} before it ran: {type(exc).__name__}: {exc}",
             )
             return
+        if self.before_change is not None and record.risk not in ("", Risk.READ.value):
+            await self.before_change(record, pre_state)
         record.status = CallStatus.STARTED
         record.started_at = time.time()
         self.journal.call_started(record, pre_state)

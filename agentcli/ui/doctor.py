@@ -14,46 +14,48 @@ import sys
 from pathlib import Path
 
 from agentcli import __version__
-from agentcli.config import DEFAULT_MODEL, FileConfig, load_file_config, resolve_workspace
+from agentcli.config import load_settings
 from agentcli.owngit.repo import git_version
+from agentcli.paths import resolve_workspace
 from agentcli.sandbox.support import sandbox_report
+from agentcli.settings import Settings
 from agentcli.tools.ripgrep import find_rg
 from agentcli.ui.safe import visible
 
 
 def doctor_lines(workspace: Path) -> list[str]:
-    files = load_file_config(workspace)
-    model = os.environ.get("AGENTCLI_MODEL") or files.get("model") or DEFAULT_MODEL
+    settings = load_settings(workspace)
     key = "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else None
     key = key or ("ANTHROPIC_AUTH_TOKEN" if os.environ.get("ANTHROPIC_AUTH_TOKEN") else None)
     lines = [
         f"agentcli {__version__} on Python {platform.python_version()} ({sys.executable})",
         f"workspace: {workspace}",
-        f"model: {model}"
+        f"model: {settings.model}"
         + (
             f" (API at {os.environ['ANTHROPIC_BASE_URL']})"
             if "ANTHROPIC_BASE_URL" in os.environ
             else ""
         ),
         f"API key: {key} is set" if key else "API key: missing (export ANTHROPIC_API_KEY=…)",
-        "config files: " + (", ".join(str(p) for p in files.sources) or "none"),
-        *_trust_lines(workspace, files),
-        f"permission mode: {files.get('permission_mode', 'default')}",
+        "config files: " + (", ".join(str(p) for p in settings.provenance.sources) or "none"),
+        *_trust_lines(workspace, settings),
+        f"permission mode: {settings.permission_mode.value}",
         f"git: {git_version(workspace)}",
         f"ripgrep: {find_rg() or 'not found (grep and glob use the slower Python fallback)'}",
     ]
     return lines + sandbox_report()
 
 
-def _trust_lines(workspace: Path, files: FileConfig) -> list[str]:
-    if files.trusted:
+def _trust_lines(workspace: Path, settings: Settings) -> list[str]:
+    provenance = settings.provenance
+    if provenance.trusted:
         return ["workspace trust: trusted (its .agentcli config applies; agentcli trust --revoke)"]
     from agentcli.trust import user_rules_path
 
     return [
         "workspace trust: not trusted (its .agentcli config can only narrow permissions; "
         f'"always" answers are kept in {user_rules_path(workspace)}; agentcli trust to trust it)',
-        *(f"  ignored in {path}: {'; '.join(items)}" for path, items in files.ignored.items()),
+        *(f"  ignored in {path}: {'; '.join(items)}" for path, items in provenance.ignored.items()),
     ]
 
 

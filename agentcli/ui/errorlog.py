@@ -6,7 +6,7 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
-from agentcli.config import data_home
+from agentcli.paths import data_home
 
 
 def log_internal_error(exc: BaseException, name: str = "errors.log") -> Path | None:

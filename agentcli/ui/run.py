@@ -1,4 +1,5 @@
-"""`agentcli run`: build the session from options, run one task, report, exit.
+"""`agentcli run`: turn the options into settings and a budget, have the session core
+(`agentcli.session`) build the session, run one task, report, exit.
 
 Signals: the first SIGINT/SIGTERM cancels the task (model stream and tool waits stop, the history
 stays valid, exit 130); a second one exits at once.
@@ -15,36 +16,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.acceptance import AcceptanceSettings, resolve_commands
-from agentcli.config import (
-    DEFAULT_MODEL,
-    FileConfig,
-    data_home,
-    load_file_config,
-    resolve_workspace,
-    untrusted_notice,
-)
-from agentcli.context import ContextSettings, ContextView
-from agentcli.convergence import ConvergenceSettings
+from agentcli.config import flags_of, load_settings, untrusted_notice
 from agentcli.conversation import ConversationManager
 from agentcli.errors import TerminalReason, UsageError
 from agentcli.events import EventSink, Notice
-from agentcli.instructions import system_prompt
-from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
-from agentcli.owngit import RepoDecision, decide
-from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
-from agentcli.permissions.setup import build_permissions
-from agentcli.store.lock import SessionLock
-from agentcli.store.queries import SessionRow
+from agentcli.permissions import Prompter
+from agentcli.session.build import build_manager as build_session
+from agentcli.session.build import locate, make_model
+from agentcli.settings import Settings
 from agentcli.tasks import ExitCode, TaskResult, TaskState
-from agentcli.tools.base import ToolContext
-from agentcli.tools.builtin import builtin_tools
 from agentcli.tools.process_group import kill_live_groups
 from agentcli.ui.render import StreamJson, TextProgress, print_result
 from agentcli.ui.safe import visible
-from agentcli.ui.sessions import OpenedSession, find_resumed, open_session
-from agentcli.usage import Budget, Usage, price_for
+from agentcli.usage import Budget, Usage
 
 
 @dataclass(kw_only=True)
@@ -91,35 +76,20 @@ def read_task(task: str | None) -> str:
     return task
 
 
-def build_budget(options: RunOptions, model: str) -> Budget:
+def build_budget(options: RunOptions) -> Budget:
+    """The limits the flags set (the core checks the price `--max-cost` needs)."""
     for name, value in (("--max-turns", options.max_turns), ("--max-tokens", options.max_tokens)):
         if value is not None and value < 1:
             raise UsageError(f"{name} must be at least 1 (got {value})")
     for name, number in (("--max-cost", options.max_cost), ("--timeout", options.timeout)):
         if number is not None and number <= 0:
             raise UsageError(f"{name} must be positive (got {number})")
-    if options.max_cost is not None and price_for(model) is None:
-        raise UsageError(
-            f"--max-cost cannot be enforced: the price of model {model!r} is unknown",
-            hint="use --max-tokens instead, or a model with a known price",
-        )
     return Budget(
         max_turns=options.max_turns,
         max_tokens=options.max_tokens,
         max_cost_usd=options.max_cost,
         timeout_s=options.timeout,
     )
-
-
-def make_model(name: str) -> ModelClient:
-    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        raise UsageError(
-            "ANTHROPIC_API_KEY is not set",
-            hint="export ANTHROPIC_API_KEY=sk-ant-… (or set ANTHROPIC_AUTH_TOKEN)",
-        )
-    from agentcli.model.anthropic import AnthropicModel  # the ~2 s SDK import happens here
-
-    return AnthropicModel(name)
 
 
 def event_sink(options: RunOptions) -> EventSink:
@@ -136,150 +106,55 @@ def build_manager(
     model_factory: Callable[[str], ModelClient] = make_model,
     prompter: Prompter | None = None,
 ) -> ConversationManager:
-    """The session for `run` (and, with a deferred model and a terminal prompter, the REPL)."""
-    resumed = find_resumed(options.resume, options.continue_, resolve_workspace(options.cwd))
-    workspace = resolve_workspace(options.cwd or (Path(resumed.workspace) if resumed else None))
-    files = file_config(options, workspace, events)
-    model_name = (
-        options.model
-        or os.environ.get("AGENTCLI_MODEL")
-        or (resumed.model if resumed else None)
-        or files.string("model")
-        or DEFAULT_MODEL
-    )
-    mode = permission_mode(options, files)
-    permissions = build_permissions(
-        mode=mode, allow=options.allow, deny=options.deny, files=files, workspace=workspace
-    )
-    for notice in permissions.notices:
-        sys.stderr.write(f"agentcli: {visible(notice)}\n")
-    budget = build_budget(options, model_name)
-    # Everything that can reject the invocation runs before the SDK import and the session.
-    acceptance = build_acceptance(options, files, workspace, events)
-    convergence = ConvergenceSettings(
-        repeat_limit=files.integer("convergence.repeat_limit", 3, minimum=1),
-        failure_limit=files.integer("convergence.failure_limit", 3, minimum=1),
-    )
-    context = build_context(files)
-    # Once, before the model can write anything: is the workspace a git repository? Snapshots,
-    # checkpoints and recovery all use this answer for the whole session (owngit.decision).
-    git = decide(workspace)
-    model, session = open_with_model(
-        resumed,
-        model_factory,
-        model_name,
-        workspace=workspace,
-        settings={"permission_mode": mode.value, "allow": options.allow, "deny": options.deny},
-        events=events,
-        git=git,
-    )
-    return ConversationManager(
-        session_id=session.session_id,
-        messages=session.messages,
-        model=model,
-        tools=builtin_tools(),
-        tool_context=ToolContext(
-            workspace=workspace,
-            data_dir=data_home() / "sessions" / session.session_id,
-            sandbox=permissions.sandbox,
-        ),
-        policy=permissions.policy,
-        prompter=prompter or NonInteractivePrompter(),
-        journal=session.journal,
-        system=system_prompt(workspace),
+    """The session for `run`: the options become settings (over the environment and the
+    config files) and a budget; the session core does the rest."""
+    target = locate(options.cwd, resume=options.resume, continue_=options.continue_)
+    settings = run_settings(options, target.workspace, events)
+    budget = build_budget(options)
+    return build_session(
+        target,
+        settings,
         events=events,
         budget=budget,
-        loop_settings=LoopSettings(denial_limit=permissions.denial_limit),
-        acceptance=acceptance,
-        convergence=convergence,
-        context=ContextView(context),
-        git=git,
+        model_factory=model_factory,
+        prompter=prompter,
+        say=say,
     )
 
 
-def open_with_model(
-    resumed: SessionRow | None,
-    model_factory: Callable[[str], ModelClient],
-    model_name: str,
-    *,
-    workspace: Path,
-    settings: dict[str, object],
-    events: EventSink,
-    git: RepoDecision | None = None,
-) -> tuple[ModelClient, OpenedSession]:
-    """The model client and the session. A session another live process uses is refused first,
-    at once and before the SDK import; its lock is then held until the process exits."""
-    lock = SessionLock.acquire(resumed.id) if resumed is not None else None
-    try:
-        model = model_factory(model_name)
-        session = open_session(
-            resumed,
-            lock=lock,
-            workspace=workspace,
-            model=model_name,
-            settings=settings,
-            events=events,
-            git=git,
-        )
-    except BaseException:
-        if lock is not None:
-            lock.release()
-        raise
-    return model, session
+def say(notice: str) -> None:
+    """Tell the user something once, on stderr (what the session core says at the start)."""
+    sys.stderr.write(f"agentcli: {visible(notice)}\n")
 
 
-def file_config(options: RunOptions, workspace: Path, events: EventSink) -> FileConfig:
-    """The config files (in-repo ones only as far as the workspace is trusted). What was ignored
-    is said once: as a Notice (stream-json, the REPL; text progress prints it on stderr) and on
-    stderr wherever the Notice would not land there."""
-    files = load_file_config(workspace, trusted=True if options.trust_project else None)
-    notice = untrusted_notice(files)
+def run_settings(options: RunOptions, workspace: Path, events: EventSink) -> Settings:
+    """The settings of this run: the options over the environment over the config files (the
+    in-repo ones only as far as the workspace is trusted)."""
+    settings = load_settings(
+        workspace,
+        flags=flags_of(
+            model=options.model,
+            permission_mode=options.permission_mode,
+            allow=options.allow,
+            deny=options.deny,
+            accept=options.accept,
+            accept_retries=options.accept_retries,
+        ),
+        trusted=True if options.trust_project else None,
+    )
+    announce_untrusted(settings, events)
+    return settings
+
+
+def announce_untrusted(settings: Settings, events: EventSink) -> None:
+    """What was ignored of an untrusted workspace's config is said once: as a Notice
+    (stream-json, the REPL; text progress prints it on stderr) and on stderr wherever the
+    Notice would not land there."""
+    notice = untrusted_notice(settings)
     if notice is not None:
         events(Notice(level="warning", message=notice))
         if isinstance(events, StreamJson) or (isinstance(events, TextProgress) and events.quiet):
-            sys.stderr.write(f"agentcli: {visible(notice)}\n")
-    return files
-
-
-def permission_mode(options: RunOptions, files: FileConfig) -> PermissionMode:
-    """`--permission-mode`, else `permission_mode` from config, else default."""
-    name = options.permission_mode or files.string("permission_mode") or "default"
-    try:
-        return PermissionMode(name)
-    except ValueError as exc:
-        raise UsageError(
-            f"unknown permission mode {name!r}"
-            + ("" if options.permission_mode else f" (from {files.origins['permission_mode']})"),
-            hint="one of " + ", ".join(m.value for m in PermissionMode),
-        ) from exc
-
-
-def build_acceptance(
-    options: RunOptions, files: FileConfig, workspace: Path, events: EventSink
-) -> AcceptanceSettings:
-    """Criteria are set before the work: flags, else `[acceptance] commands` in config."""
-    requested = options.accept or files.strings("acceptance.commands")
-    retries = options.accept_retries
-    if retries is None:
-        retries = files.integer("acceptance.retries", 3)
-    if retries < 0:
-        raise UsageError(f"--accept-retries must be 0 or more (got {retries})")
-    timeout_s = files.number("acceptance.timeout_s", 600)
-    return AcceptanceSettings(
-        commands=resolve_commands(requested, workspace, events),
-        retries=retries,
-        timeout_s=timeout_s,
-    )
-
-
-def build_context(files: FileConfig) -> ContextSettings:
-    """`[context]` in config: when old tool results stop being sent to the model in full."""
-    defaults = ContextSettings()
-    return ContextSettings(
-        window_tokens=files.integer("context.window_tokens", defaults.window_tokens, minimum=1),
-        elide_at=files.fraction("context.elide_at", defaults.elide_at),
-        keep_recent=files.integer("context.keep_recent", defaults.keep_recent, minimum=1),
-    )
+            say(notice)
 
 
 def aborted_result(manager: ConversationManager) -> TaskResult:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from agentcli.config import describe_ignored, load_file_config
+from agentcli.config import describe_ignored, load_settings
 from agentcli.errors import UsageError
 from agentcli.trust import set_trusted, trusted_workspaces, workspace_key
 from agentcli.ui.safe import visible
@@ -35,7 +35,7 @@ def trust_command(path: Path | None, *, list_: bool = False, revoke: bool = Fals
         return 0
     if not target.is_dir():
         raise UsageError(f"{target} is not a directory")
-    now_applying = describe_ignored(load_file_config(target, trusted=False))
+    now_applying = describe_ignored(load_settings(target, trusted=False))
     changed = set_trusted(target, True)
     out(f"{'trusted' if changed else 'already trusted'}: {workspace_key(target)}\n")
     if now_applying:

@@ -11,13 +11,13 @@ import time
 from pathlib import Path
 
 from agentcli.owngit import decide, find_repo
+from agentcli.session import records
 from agentcli.snapshots import changed_files, take_snapshot
 from agentcli.store.db import connect
 from agentcli.store.sqlite import SqliteJournal
 from agentcli.tasks import TaskState
 from agentcli.testing import ScriptedModel, respond, text, tool_use
 from agentcli.ui.run import RunOptions, build_manager
-from agentcli.ui.sessions import undo_locked
 from tests.owngit.hostile import Hostile, arm, marker_script, plain_git, run_one_task, undo
 
 CHANGES = [
@@ -94,7 +94,7 @@ async def test_a_git_dir_planted_during_the_session_changes_nothing(
     assert kinds == {"files"}
     own = manager.session_id
     for _ in range(2):
-        undo_locked(connect(), workspace, None, own_session=own, git=manager.repo_decision())
+        records.undo(workspace, None, own_session=own, git=manager.repo_decision())
     assert not (workspace / "b.txt").exists() and not (workspace / "c.txt").exists()
     manager.journal.release()  # type: ignore[attr-defined]
     assert sorted(p.name for p in markers.iterdir()) == []

@@ -59,7 +59,9 @@ def test_version_loads_no_third_party_package(workspace: Path) -> None:
         (["undo", "--help"], 0, ("git", "rich", "sqlite3")),
         # typer builds a pydantic TypeAdapter per parameter (~0.3 s): these skip it (fastpath).
         (["sessions", "list"], 0, ("git", "rich", "typer", "pydantic")),
-        (["doctor"], 0, ("git", "rich", "asyncio", "typer", "pydantic")),
+        # doctor checks the config files against the Settings model, which is pydantic (~0.1 s;
+        # bench_startup keeps doctor's wall time against its 0.4 s target).
+        (["doctor"], 0, ("git", "rich", "asyncio", "typer")),
         (["undo"], 1, ("rich", "typer", "pydantic")),  # nothing to undo in a fresh workspace
     ],
     ids=lambda value: " ".join(value) if isinstance(value, list) else None,

@@ -104,8 +104,8 @@ def test_breakpoints_in_the_history_are_dropped_not_added_to() -> None:
 
 
 def test_a_resumed_session_sends_the_same_breakpoints(workspace: Path) -> None:
+    from agentcli.session.opening import find_resumed, open_session
     from agentcli.store.sqlite import SqliteJournal
-    from agentcli.ui.sessions import find_resumed, open_session
 
     journal = SqliteJournal.create("CACHE-RESUME", workspace=workspace, model="m")
     journal.task_started("T1", "task")

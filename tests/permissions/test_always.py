@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentcli.config import load_file_config
+from agentcli.config import load_settings
 from agentcli.errors import UsageError
 from agentcli.permissions import Decision, PermissionMode
 from agentcli.permissions.persist import append_allow_rule
 from agentcli.permissions.rules import command_pattern_matches
-from agentcli.permissions.setup import build_policy
+from agentcli.permissions.setup import build_policy, settings_rules
 from agentcli.permissions.shell import SimpleCommand, parse_command
 from agentcli.permissions.suggest import command_rule, path_rule
 from agentcli.tools.base import PermissionTarget, Risk
@@ -91,7 +91,7 @@ def test_compound_commands_remember_every_missing_part(tmp_path: Path) -> None:
     assert policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command)).decision is (
         Decision.ALLOW
     )
-    saved = load_file_config(tmp_path).rules["allow"]
+    saved = load_settings(tmp_path).permissions.allow
     assert saved == ["shell(npm ci *)", "shell(npm run build *)"]
 
 
@@ -99,10 +99,9 @@ def test_always_persists_so_the_next_session_does_not_ask(tmp_path: Path) -> Non
     first = build_policy(mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=True)
     first.remember("shell(pytest *)")
     first.remember("write(src/**)")
-    files = load_file_config(tmp_path)
     second = build_policy(
         mode=PermissionMode.DEFAULT,
-        file_rules=files.rules,
+        rules=settings_rules(load_settings(tmp_path)),
         workspace=tmp_path,
         sandbox_available=True,
     )
@@ -137,6 +136,9 @@ EXISTING = {
     "tricky strings": "allow = ['''x]''', \"y\\\"]\"]\n",
     "permissions table": '[permissions]\ndeny = ["shell(curl *)"]\nallow = ["read(**)"]\n',
     "permissions without allow": '[permissions]\ndeny = ["shell(curl *)"]\n',
+    "dotted permissions.allow": 'permissions.allow = ["read(**)"]  # dotted\n[sandbox]\n',
+    "inline permissions table": 'permissions = { allow = ["read(**)"] }  # inline\n',
+    "array of tables": 'model = "x"\n[[servers]]\nname = "a"\n',
 }
 
 

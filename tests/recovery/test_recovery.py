@@ -13,6 +13,7 @@ from agentcli.errors import SessionBusyError, UsageError
 from agentcli.events import Event, Notice
 from agentcli.messages import Message, pairing_problems
 from agentcli.recovery import RecoveryError, recover, resolve_call
+from agentcli.session.opening import find_resumed, open_session
 from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.store.ledger import Operation, OperationState
@@ -21,7 +22,6 @@ from agentcli.store.queries import CallRow
 from agentcli.store.sqlite import SqliteJournal
 from agentcli.testing import respond, text, tool_use
 from agentcli.tools.records import CallStatus, ToolCallRecord
-from agentcli.ui.sessions import find_resumed, open_session
 
 
 def sha(data: bytes) -> str:

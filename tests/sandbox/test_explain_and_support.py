@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.config import FileConfig
 from agentcli.permissions import PermissionMode
 from agentcli.permissions.confine import escalated
 from agentcli.permissions.setup import build_permissions
@@ -15,6 +14,7 @@ from agentcli.permissions.shell import parse_command
 from agentcli.sandbox.explain import GIT_WAY_OUT, SandboxLimits, explain
 from agentcli.sandbox.profile import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.sandbox.support import SandboxSupport, probe_support, sandbox_report
+from agentcli.settings import Settings
 from agentcli.tools.base import ToolContext
 from agentcli.tools.shell import Shell, ShellInput
 from tests.sandbox.conftest import LANDLOCK_ABI, requires_landlock
@@ -180,13 +180,13 @@ def test_this_kernel_passes_the_probe() -> None:
     ],
 )
 def test_every_mode_but_yolo_sandboxes(workspace: Path, mode: PermissionMode) -> None:
-    session = build_permissions(
-        mode=mode, allow=[], deny=[], files=FileConfig(), workspace=workspace
-    )
+    session = build_permissions(settings=Settings(permission_mode=mode), workspace=workspace)
     assert session.sandbox is not None and session.policy.sandbox_available
     assert (workspace / ".agentcli").is_dir()
-    off = FileConfig(values={"sandbox.enabled": False, "permissions.denial_limit": 5})
-    disabled = build_permissions(mode=mode, allow=[], deny=[], files=off, workspace=workspace)
+    off = Settings.model_validate(
+        {"permission_mode": mode, "sandbox": {"enabled": False}, "permissions": {"denial_limit": 5}}
+    )
+    disabled = build_permissions(settings=off, workspace=workspace)
     assert disabled.sandbox is None and not disabled.policy.sandbox_available
     assert disabled.denial_limit == 5
     assert any("every command will ask" in notice for notice in disabled.notices)
@@ -194,7 +194,7 @@ def test_every_mode_but_yolo_sandboxes(workspace: Path, mode: PermissionMode) ->
 
 def test_yolo_has_no_sandbox(workspace: Path) -> None:
     yolo = build_permissions(
-        mode=PermissionMode.YOLO, allow=[], deny=[], files=FileConfig(), workspace=workspace
+        settings=Settings(permission_mode=PermissionMode.YOLO), workspace=workspace
     )
     assert yolo.sandbox is None and not yolo.notices
 
@@ -204,7 +204,7 @@ async def test_the_shell_tool_runs_sandboxed_and_tells_the_model(
     workspace: Path, tmp_path: Path
 ) -> None:
     permissions = build_permissions(
-        mode=PermissionMode.AUTO, allow=[], deny=[], files=FileConfig(), workspace=workspace
+        settings=Settings(permission_mode=PermissionMode.AUTO), workspace=workspace
     )
     assert permissions.sandbox is not None, permissions.notices  # never run this unconfined
     ctx = ToolContext(workspace=workspace, data_dir=tmp_path / "data", sandbox=permissions.sandbox)

@@ -36,6 +36,7 @@ def make_manager(
     mode: PermissionMode = PermissionMode.ACCEPT_EDITS,
     events: list[Event] | None = None,
     messages: list[Any] | None = None,
+    checkpoints: Any = None,
 ) -> ConversationManager:
     session_id = getattr(journal, "session_id", "MEMORY")
     return ConversationManager(
@@ -49,6 +50,7 @@ def make_manager(
         system="test",
         events=events.append if events is not None else (lambda _e: None),
         messages=list(messages or []),
+        checkpoints=checkpoints,
     )
 
 

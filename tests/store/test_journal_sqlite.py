@@ -14,6 +14,7 @@ import pytest
 from agentcli.errors import SessionBusyError
 from agentcli.messages import Message, pairing_problems
 from agentcli.permissions import PermissionMode
+from agentcli.session.opening import find_resumed, open_session, resume_into
 from agentcli.store import db, queries
 from agentcli.store.db import connect, migrate
 from agentcli.store.lock import SessionLock
@@ -21,7 +22,6 @@ from agentcli.store.sqlite import SessionNotFoundError, SqliteJournal
 from agentcli.testing import ScriptedModel, respond, text, thinking, tool_use
 from agentcli.tools.base import Risk, Tool, ToolContext, ToolInput, ToolOutput
 from agentcli.tools.records import CallStatus
-from agentcli.ui.sessions import find_resumed, open_session, resume_into
 
 
 def test_migrations_are_numbered_recorded_and_applied_once(tmp_path: Path) -> None:

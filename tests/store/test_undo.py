@@ -15,13 +15,15 @@ from agentcli import checkpoints
 from agentcli.errors import SessionBusyError
 from agentcli.owngit.repo import private_dir_for
 from agentcli.permissions import PermissionMode
+from agentcli.session import records
+from agentcli.session.opening import find_resumed, open_session
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.testing import ScriptedModel, respond, text, tool_use
 from agentcli.tools.read_file import ReadFile
 from agentcli.tools.shell import Shell
 from agentcli.tools.write_file import WriteFile
-from agentcli.ui.sessions import find_resumed, open_session, undo_command, undo_locked
+from agentcli.ui.sessions import undo_command
 
 SHELL_CHANGES = "echo v2 > edit.txt && rm gone.txt && mkdir -p sub && echo deep > sub/d.txt"
 
@@ -62,10 +64,11 @@ async def run_task(manager_factory: Any, workspace: Path, *calls: dict[str, Any]
         session.journal,
         tools=[ReadFile(), WriteFile(), Shell()],
         mode=PermissionMode.YOLO,
+        checkpoints=session.checkpoints,
     )
     result = await manager.run_task("change things")
     assert all(c["status"] == "succeeded" for c in result.tool_calls), result.tool_calls
-    session.journal.release()  # the process that ran the task exits
+    session.release()  # the process that ran the task exits
     return result.task_id
 
 
@@ -220,8 +223,8 @@ async def test_an_interrupted_task_can_be_undone_after_its_session_is_recovered(
     session = open_session(None, workspace=workspace, model="m")
     journal = session.journal
     journal.task_started("T-KILLED", "change")
-    assert journal.checkpoints is not None
-    journal.checkpoints.before_change("T-KILLED", None)
+    assert session.checkpoints is not None
+    session.checkpoints.before_change("T-KILLED", None)
     (workspace / "edit.txt").write_text("half done\n")
     # ... and the process dies here: the task never ends.
     journal.release()
@@ -267,7 +270,7 @@ async def test_undo_is_refused_while_another_process_uses_the_session(
             undo(workspace, task_id)
         assert (workspace / "tool.txt").read_text() == changed
         # The REPL holding the session itself undoes its own task.
-        result = undo_locked(connect(), workspace, None, own_session=session_id)
+        result = records.undo(workspace, None, own_session=session_id)
         assert result.task_id == task_id
     assert (workspace / "tool.txt").read_text() == "before\n"
     SessionLock.acquire(session_id).release()  # and nothing is left locked

@@ -27,8 +27,8 @@ from rich.console import Console
 from rich.text import Text
 
 from agentcli import __version__
-from agentcli.config import DEFAULT_MODEL, data_home, load_file_config, resolve_workspace
 from agentcli.errors import UsageError
+from agentcli.paths import data_home, resolve_workspace
 from agentcli.ui.repl import commands
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
 from agentcli.ui.repl.preload import Preloader
@@ -72,11 +72,10 @@ class Repl:
         self._build = build
         self.console = console
         self.workspace = resolve_workspace(settings.cwd)
-        files = load_file_config(self.workspace)
-        # Shown until the session exists; then the session's own settings are shown.
-        model = settings.model or os.environ.get("AGENTCLI_MODEL") or files.get("model")
-        mode = settings.permission_mode or files.get("permission_mode") or "default"
-        self.status = Status(model=str(model or DEFAULT_MODEL), mode=str(mode))
+        # Shown until the session exists; then the session's own settings are shown. A broken
+        # config file or option is a usage error now, before the first prompt.
+        resolved = settings.resolve(self.workspace)
+        self.status = Status(model=resolved.model, mode=resolved.permission_mode.value)
         self.exiting = False
         self.preloader = preloader or Preloader(then=self._warm_model)
         self._io: dict[str, Any] = {"input": input, "output": output}
@@ -137,9 +136,10 @@ class Repl:
         self.settings.permission_mode = mode
         self.status.mode = mode
         if self._manager is not None:
-            from agentcli.ui.repl.backend import apply_mode
+            from agentcli.permissions import PermissionMode
+            from agentcli.session.build import switch_mode
 
-            for notice in apply_mode(self._manager, self.settings, self.workspace):
+            for notice in switch_mode(self._manager, PermissionMode(mode)):
                 self.console.print(Text(f"  {visible(notice)}", style="yellow"))
             self._record_setting(permission_mode=mode)
 
@@ -152,7 +152,7 @@ class Repl:
     def _leave_session(self) -> None:
         """Let go of the session's lock (/clear, exit): another process may resume it now."""
         if self._manager is not None:
-            from agentcli.ui.sessions import leave_session
+            from agentcli.session.opening import leave_session
 
             leave_session(self._manager)
 
@@ -176,7 +176,7 @@ class Repl:
         manager = await self.manager_or_none()
         if manager is None:
             return None
-        from agentcli.ui.sessions import resume_into
+        from agentcli.session.opening import resume_into
 
         try:
             resume_into(manager, session_id, self._view)

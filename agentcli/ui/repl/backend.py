@@ -1,5 +1,5 @@
-"""What the REPL drives: the ConversationManager built exactly as `agentcli run` builds it,
-but with a model client that loads the SDK only when the first request goes out, and a
+"""What the REPL drives: the ConversationManager the session core builds for `agentcli run`
+too, but with a model client that loads the SDK only when the first request goes out, and a
 terminal prompter instead of the non-interactive one.
 
 This module is heavy (pydantic, the loop, the tools); the REPL imports it in the background
@@ -11,17 +11,15 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentcli.config import load_file_config
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink
 from agentcli.model import ModelClient, ModelRequest, ModelResponse
 from agentcli.permissions import PermissionMode, Prompter
-from agentcli.permissions.setup import build_permissions
-from agentcli.ui.run import RunOptions, build_manager, make_model
+from agentcli.session.build import build_manager, locate, make_model
+from agentcli.ui.run import announce_untrusted, say
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.settings import ReplSettings
@@ -80,40 +78,20 @@ def build_repl_manager(
     *,
     model_factory: Callable[[str], ModelClient] = DeferredModel,
 ) -> ConversationManager:
-    options = RunOptions(
-        task=None,
-        model=settings.model,
-        cwd=settings.cwd,
-        permission_mode=settings.permission_mode,
-        allow=list(settings.allow),
-        deny=list(settings.deny),
-        accept=list(settings.accept),
+    """A new session with what the REPL was started with (and /model, /mode since)."""
+    target = locate(settings.cwd)
+    resolved = settings.resolve(target.workspace)
+    announce_untrusted(resolved, events)
+    return build_manager(
+        target,
+        resolved,
+        events=events,
+        model_factory=model_factory,
+        prompter=prompter,
+        say=say,
     )
-    return build_manager(options, events, model_factory=model_factory, prompter=prompter)
 
 
 def mode_of(manager: ConversationManager, fallback: str) -> str:
     mode = getattr(manager.policy, "mode", None)
     return mode.value if isinstance(mode, PermissionMode) else fallback
-
-
-def apply_mode(manager: ConversationManager, settings: ReplSettings, workspace: Path) -> list[str]:
-    """Switch the live session to `settings.permission_mode`: a new policy and sandbox, built
-    as a session started in that mode would build them (auto mode gets its OS sandbox), keeping
-    the rules granted during the session. Returns notices for the user."""
-    mode = PermissionMode(settings.permission_mode or "default")
-    permissions = build_permissions(
-        mode=mode,
-        allow=settings.allow,
-        deny=settings.deny,
-        files=load_file_config(workspace),
-        workspace=workspace,
-    )
-    old_rules = getattr(manager.policy, "rules", None)
-    if old_rules is not None:
-        for kind in ("allow", "ask", "deny"):
-            granted = [r for r in getattr(old_rules, kind) if r.source == "session"]
-            getattr(permissions.policy.rules, kind).extend(granted)
-    manager.policy = permissions.policy
-    manager.tool_context.sandbox = permissions.sandbox
-    return permissions.notices

@@ -1,6 +1,7 @@
 """Slash commands that stand on other parts of agentcli: the permission policy, acceptance
-checks, undo checkpoints and the session journal. Each calls that part's public functions;
-where a part offers nothing to call, the command says so plainly instead of pretending."""
+checks, and the session core (`agentcli.session`: undo, recorded sessions). Each calls that
+part's public functions; where a part offers nothing to call, the command says so plainly
+instead of pretending."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from agentcli.errors import UsageError
+from agentcli.errors import UndoError, UsageError
 from agentcli.ui.repl.calls import diff_text, file_diff, read_image
 from agentcli.ui.safe import visible
 
@@ -192,13 +193,12 @@ async def diff(repl: Repl, arg: str) -> None:
 
 
 async def _checkpoint_images(repl: Repl, task_id: str, names: list[str]) -> dict[str, bytes | None]:
-    from agentcli.checkpoints import UndoError, task_preimages
-    from agentcli.store.db import connect
+    from agentcli.session import records
 
     workspace, git = repl.workspace, repl.git
     try:
         images = await asyncio.to_thread(
-            lambda: task_preimages(connect(), workspace, task_id, git=git)
+            lambda: records.task_preimages(workspace, task_id, git=git)
         )
     except UndoError:
         return {}
@@ -208,15 +208,13 @@ async def _checkpoint_images(repl: Repl, task_id: str, names: list[str]) -> dict
 async def undo(repl: Repl, arg: str) -> None:
     """Revert the files the last task changed (`/undo TASK_ID` for another task). A task of a
     session another live process uses is refused, as `agentcli undo` refuses it."""
-    from agentcli.checkpoints import UndoError
-    from agentcli.store.db import connect
-    from agentcli.ui.sessions import undo_locked
+    from agentcli.session import records
 
     task_id = arg or None
     workspace, own, git = repl.workspace, repl.session_id, repl.git
     try:
         result = await asyncio.to_thread(
-            lambda: undo_locked(connect(), workspace, task_id, own_session=own, git=git)
+            lambda: records.undo(workspace, task_id, own_session=own, git=git)
         )
     except UndoError as exc:
         repl.error(f"undo: {exc.message}" + "".join(f"\n    {name}" for name in exc.files))
@@ -233,10 +231,9 @@ async def undo(repl: Repl, arg: str) -> None:
 # -- /sessions and /resume -------------------------------------------------------------------
 async def sessions(repl: Repl, arg: str) -> None:
     """This workspace's recent sessions, newest first (the current one marked)."""
-    from agentcli.store import queries
-    from agentcli.store.db import connect
+    from agentcli.session import records
 
-    rows = queries.list_sessions(connect(), str(repl.workspace), limit=15)
+    rows = records.list_sessions(repl.workspace, limit=15)
     if not rows:
         repl.say("no earlier sessions in this workspace")
         return
@@ -273,8 +270,6 @@ async def resume(repl: Repl, arg: str) -> None:
 
 
 def _latest_other_session(repl: Repl) -> str | None:
-    from agentcli.store import queries
-    from agentcli.store.db import connect
+    from agentcli.session import records
 
-    rows = queries.list_sessions(connect(), str(repl.workspace), limit=2)
-    return next((row.id for row in rows if row.id != repl.session_id), None)
+    return records.latest_other_session(repl.workspace, repl.session_id)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.config import Flag, flags_of, load_settings
+from agentcli.settings import Settings
+
 
 @dataclass(kw_only=True)
 class ReplSettings:
@@ -16,3 +19,16 @@ class ReplSettings:
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
     accept: list[str] = field(default_factory=list)
+
+    def flags(self) -> list[Flag]:
+        return flags_of(
+            model=self.model,
+            permission_mode=self.permission_mode,
+            allow=self.allow,
+            deny=self.deny,
+            accept=self.accept,
+        )
+
+    def resolve(self, workspace: Path) -> Settings:
+        """The settings a session started now in `workspace` gets (UsageError if broken)."""
+        return load_settings(workspace, flags=self.flags())

@@ -1,0 +1,206 @@
+"""The composition root: from `Settings` (resolved once by the UI from flags, environment and
+config files) and what was asked for (a new session or which one to resume, the budget) to a
+ConversationManager ready for tasks. `agentcli run` and the REPL both build theirs here.
+
+Everything that can reject the invocation (a busy session, a bad budget, an unknown price, a
+broken acceptance command) is checked before the model client is made (the ~2 s SDK import) and
+before a session is created or recovered.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentcli.acceptance import AcceptanceSettings, resolve_commands
+from agentcli.context import ContextSettings, ContextView
+from agentcli.convergence import ConvergenceSettings
+from agentcli.conversation import ConversationManager
+from agentcli.errors import UsageError
+from agentcli.events import EventSink
+from agentcli.instructions import system_prompt
+from agentcli.loop import LoopSettings
+from agentcli.model import ModelClient
+from agentcli.owngit import RepoDecision, decide
+from agentcli.paths import data_home, resolve_workspace
+from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
+from agentcli.permissions.setup import build_permissions
+from agentcli.session.opening import OpenedSession, find_resumed, open_session
+from agentcli.settings import Settings
+from agentcli.store.lock import SessionLock
+from agentcli.store.queries import SessionRow
+from agentcli.tools.base import ToolContext
+from agentcli.tools.builtin import builtin_tools
+from agentcli.usage import Budget, price_for
+
+
+@dataclass(frozen=True, kw_only=True)
+class SessionTarget:
+    """Where the session runs, and the recorded session it continues (None: a new one)."""
+
+    workspace: Path
+    resumed: SessionRow | None = None
+
+
+def locate(
+    cwd: Path | None, *, resume: str | None = None, continue_: bool = False
+) -> SessionTarget:
+    """The session `--resume ID` / `--continue` name, and its workspace: `-C` if given, else
+    the resumed session's, else the current directory."""
+    resumed = find_resumed(resume, continue_, resolve_workspace(cwd))
+    workspace = resolve_workspace(cwd or (Path(resumed.workspace) if resumed else None))
+    return SessionTarget(workspace=workspace, resumed=resumed)
+
+
+def make_model(name: str) -> ModelClient:
+    """The Anthropic client for model `name`; UsageError without an API key."""
+    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        raise UsageError(
+            "ANTHROPIC_API_KEY is not set",
+            hint="export ANTHROPIC_API_KEY=sk-ant-… (or set ANTHROPIC_AUTH_TOKEN)",
+        )
+    from agentcli.model.anthropic import AnthropicModel  # the ~2 s SDK import happens here
+
+    return AnthropicModel(name)
+
+
+def session_model(target: SessionTarget, settings: Settings) -> str:
+    """A resumed session keeps its model unless a flag or the environment names one."""
+    origin = settings.origin("model")
+    if target.resumed is not None and (origin is None or origin.path is not None):
+        return target.resumed.model
+    return settings.model
+
+
+def check_budget(budget: Budget, model: str) -> None:
+    if budget.max_cost_usd is not None and price_for(model) is None:
+        raise UsageError(
+            f"--max-cost cannot be enforced: the price of model {model!r} is unknown",
+            hint="use --max-tokens instead, or a model with a known price",
+        )
+
+
+def build_manager(
+    target: SessionTarget,
+    settings: Settings,
+    *,
+    events: EventSink,
+    budget: Budget | None = None,
+    model_factory: Callable[[str], ModelClient] = make_model,
+    prompter: Prompter | None = None,
+    say: Callable[[str], None] = lambda _notice: None,
+) -> ConversationManager:
+    """The session for `run` and the REPL: permissions and sandbox, budget, acceptance
+    checks, the model client, and the journal (new, or resumed and recovered). `say` gets
+    what the user should hear once at the start (e.g. that no sandbox is available)."""
+    workspace = target.workspace
+    model_name = session_model(target, settings)
+    permissions = build_permissions(settings=settings, workspace=workspace)
+    for notice in permissions.notices:
+        say(notice)
+    budget = budget or Budget()
+    check_budget(budget, model_name)
+    acceptance = AcceptanceSettings(
+        commands=resolve_commands(settings.acceptance.commands, workspace, events),
+        retries=settings.acceptance.retries,
+        timeout_s=settings.acceptance.timeout_s,
+    )
+    # Once, before the model can write anything: is the workspace a git repository? Snapshots,
+    # checkpoints and recovery all use this answer for the whole session (owngit.decision).
+    git = decide(workspace)
+    model, session = open_with_model(
+        target.resumed,
+        model_factory,
+        model_name,
+        workspace=workspace,
+        settings={
+            "permission_mode": settings.permission_mode.value,
+            "allow": settings.flag_rules("allow"),
+            "deny": settings.flag_rules("deny"),
+        },
+        events=events,
+        git=git,
+    )
+    return ConversationManager(
+        session_id=session.session_id,
+        messages=session.messages,
+        model=model,
+        tools=builtin_tools(),
+        tool_context=ToolContext(
+            workspace=workspace,
+            data_dir=data_home() / "sessions" / session.session_id,
+            sandbox=permissions.sandbox,
+        ),
+        policy=permissions.policy,
+        prompter=prompter or NonInteractivePrompter(),
+        journal=session.journal,
+        checkpoints=session.checkpoints,
+        system=system_prompt(workspace),
+        events=events,
+        budget=budget,
+        loop_settings=LoopSettings(denial_limit=permissions.denial_limit),
+        acceptance=acceptance,
+        convergence=ConvergenceSettings(
+            repeat_limit=settings.convergence.repeat_limit,
+            failure_limit=settings.convergence.failure_limit,
+        ),
+        context=ContextView(
+            ContextSettings(
+                window_tokens=settings.context.window_tokens,
+                elide_at=settings.context.elide_at,
+                keep_recent=settings.context.keep_recent,
+            )
+        ),
+        git=git,
+        settings=settings,
+    )
+
+
+def open_with_model(
+    resumed: SessionRow | None,
+    model_factory: Callable[[str], ModelClient],
+    model_name: str,
+    *,
+    workspace: Path,
+    settings: dict[str, object],
+    events: EventSink,
+    git: RepoDecision | None = None,
+) -> tuple[ModelClient, OpenedSession]:
+    """The model client and the session. A session another live process uses is refused first,
+    at once and before the SDK import; its lock is then held until the process exits."""
+    lock = SessionLock.acquire(resumed.id) if resumed is not None else None
+    try:
+        model = model_factory(model_name)
+        session = open_session(
+            resumed,
+            lock=lock,
+            workspace=workspace,
+            model=model_name,
+            settings=settings,
+            events=events,
+            git=git,
+        )
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    return model, session
+
+
+def switch_mode(manager: ConversationManager, mode: PermissionMode) -> list[str]:
+    """Switch a live session to `mode` (the REPL's /mode): a new policy and sandbox, built as a
+    session started in that mode would build them from the session's settings (auto mode gets
+    its OS sandbox), keeping the rules granted during the session. Returns notices."""
+    settings = manager.settings.model_copy(update={"permission_mode": mode})
+    permissions = build_permissions(settings=settings, workspace=manager.tool_context.workspace)
+    old_rules = getattr(manager.policy, "rules", None)
+    if old_rules is not None:
+        for kind in ("allow", "ask", "deny"):
+            granted = [r for r in getattr(old_rules, kind) if r.source == "session"]
+            getattr(permissions.policy.rules, kind).extend(granted)
+    manager.settings = settings
+    manager.policy = permissions.policy
+    manager.tool_context.sandbox = permissions.sandbox
+    return permissions.notices

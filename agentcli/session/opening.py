@@ -1,0 +1,185 @@
+"""Opening a session for `run` and the REPL: a new one, or a recorded one resumed (its lock
+first, then crash recovery, `agentcli.recovery`), and letting go of it.
+
+A session is used by one live process at a time: opening one (new or resumed) takes its lock
+(`store.lock`), kept until the process exits or `leave_session`. Resuming a session that
+another live process uses is refused at once (SessionBusyError, exit 2) and touches nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentcli.checkpoints import Checkpointer
+from agentcli.errors import UsageError
+from agentcli.events import EventSink, Notice
+from agentcli.ids import new_id
+from agentcli.messages import Message
+from agentcli.owngit import RepoDecision, decide
+from agentcli.paths import data_home
+from agentcli.recovery import RecoveryError, recover
+from agentcli.session import records
+from agentcli.store import queries
+from agentcli.store.db import connect
+from agentcli.store.lock import SessionLock
+from agentcli.store.sqlite import SqliteJournal
+
+if TYPE_CHECKING:
+    from agentcli.conversation import ConversationManager
+
+
+@dataclass(kw_only=True)
+class OpenedSession:
+    """A session ready for the next task: its journal (holding its lock), where its tasks'
+    undo checkpoints go, and its (recovered) history."""
+
+    journal: SqliteJournal
+    checkpoints: Checkpointer | None = None
+    messages: list[Message] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def session_id(self) -> str:
+        return self.journal.session_id
+
+    def release(self) -> None:
+        """Let go of the session (its lock, the checkpointer's connection)."""
+        self.journal.release()
+        if self.checkpoints is not None:
+            self.checkpoints.close()
+
+
+def find_resumed(
+    resume: str | None, continue_: bool, workspace: Path | None
+) -> queries.SessionRow | None:
+    """The session `--resume ID` / `--continue` names (None for a new session)."""
+    if resume is not None and continue_:
+        raise UsageError("--resume and --continue cannot be used together")
+    if resume is None and not continue_:
+        return None
+    if resume is not None:
+        return records.find(resume)
+    where = (workspace or Path.cwd()).resolve()
+    found = records.list_sessions(where, limit=1)
+    if not found:
+        raise UsageError(f"no session to continue in {where}", hint="agentcli sessions list --all")
+    return found[0]
+
+
+def open_session(
+    resumed: queries.SessionRow | None,
+    *,
+    lock: SessionLock | None = None,
+    workspace: Path,
+    model: str,
+    settings: dict[str, Any] | None = None,
+    events: EventSink | None = None,
+    git: RepoDecision | None = None,
+) -> OpenedSession:
+    """Create a new session, or reopen `resumed` and recover it before anything else.
+
+    Either way the session's lock is held from here on (`release()` lets it go). `lock` is
+    `resumed`'s, if the caller took it already. When another live process uses `resumed`,
+    SessionBusyError, and nothing of the session was read or changed. `git` is the session's
+    decision whether `workspace` is a git repository (made here when not given)."""
+    if git is None:
+        git = decide(workspace)
+    conn = connect()
+    if resumed is None:
+        session_id = new_id()
+        # Locked before it exists, so no `--continue` can ever pick it up unlocked.
+        journal = SqliteJournal.create(
+            session_id,
+            workspace=workspace,
+            model=model,
+            settings=settings,
+            conn=conn,
+            lock=SessionLock.acquire(session_id),
+        )
+        messages: list[Message] = []
+        notices: list[str] = []
+    else:
+        lock = lock or SessionLock.acquire(resumed.id)
+        journal, messages, notices = _reopen(conn, resumed, lock, model, settings, git)
+    # Its own connection: a checkpoint's transaction (in a worker thread) must not take in the
+    # journal's records.
+    opened = OpenedSession(
+        journal=journal,
+        checkpoints=Checkpointer(connect(), git),
+        messages=messages,
+        notices=notices,
+    )
+    for line in opened.notices:
+        if events is not None:
+            events(Notice(level="warning", message=line))
+    return opened
+
+
+def _reopen(
+    conn: Any,
+    resumed: queries.SessionRow,
+    lock: SessionLock,
+    model: str,
+    settings: dict[str, Any] | None,
+    git: RepoDecision,
+) -> tuple[SqliteJournal, list[Message], list[str]]:
+    """Recover `resumed` under its lock; when that fails, the lock is let go."""
+    try:
+        journal = SqliteJournal.open(resumed.id, conn=conn, lock=lock)
+        try:
+            report = recover(journal, lock, git)
+        except RecoveryError as exc:
+            raise UsageError(str(exc), hint=f"agentcli sessions export {resumed.id}") from exc
+        journal.settings(model=model, **(settings or {}))
+    except BaseException:
+        lock.release()
+        raise
+    return journal, report.messages, report.notices()
+
+
+def leave_session(manager: ConversationManager) -> None:
+    """Stop using the manager's session (the REPL's /clear, /resume elsewhere, exit): another
+    process may resume it from now on."""
+    if isinstance(manager.journal, SqliteJournal):
+        manager.journal.release()
+    if isinstance(manager.checkpoints, Checkpointer):
+        manager.checkpoints.close()
+
+
+def resume_into(
+    manager: ConversationManager, session_id: str | None, events: EventSink | None = None
+) -> OpenedSession:
+    """Switch a live session (the REPL's `/resume [ID]`; no id: the latest in the workspace)
+    to a recorded one: lock it, recover it, then continue from its history, letting go of the
+    current one. When that one is busy (SessionBusyError) or broken, the current one stays."""
+    workspace = manager.tool_context.workspace
+    resumed = find_resumed(session_id, session_id is None, workspace)
+    if resumed is None:  # cannot happen: an id or --continue names one, or raises
+        raise UsageError("no session to resume")
+    current = manager.journal
+    if resumed.id == manager.session_id and isinstance(current, SqliteJournal):
+        # Already this process's session, locked and consistent: nothing to reopen or recover.
+        checkpoints = manager.checkpoints
+        return OpenedSession(
+            journal=current,
+            checkpoints=checkpoints if isinstance(checkpoints, Checkpointer) else None,
+            messages=manager.messages,
+        )
+    opened = open_session(
+        resumed,
+        workspace=workspace,
+        model=resumed.model,
+        events=events,
+        git=manager.repo_decision(),
+    )
+    leave_session(manager)
+    manager.session_id = opened.session_id
+    manager.journal = opened.journal
+    manager.checkpoints = opened.checkpoints
+    manager.messages = opened.messages
+    manager.tool_context.data_dir = data_home() / "sessions" / opened.session_id
+    # The stale-read guard is per conversation: what the old one read, this one has not seen.
+    manager.tool_context.read_hashes.clear()
+    return opened

@@ -1,0 +1,123 @@
+"""Recorded sessions, read: `agentcli sessions list|show|export`, the REPL's `/sessions`, and
+undoing a task (`agentcli undo`, `/undo`, `/diff`).
+
+Reading takes no lock. Undoing a task takes the lock of the task's session: while another
+live process uses it (and may be changing those very files), undo is refused at once
+(SessionBusyError, exit 2) and touches nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentcli.errors import UsageError
+from agentcli.store import queries
+from agentcli.store.db import connect
+from agentcli.store.lock import SessionLock
+from agentcli.store.queries import CallRow, SessionRow, TaskRow
+
+if TYPE_CHECKING:
+    from agentcli.checkpoints import UndoResult
+    from agentcli.owngit import RepoDecision
+
+__all__ = ["CallRow", "SessionRow", "TaskRow"]  # re-exported: what these functions return
+
+
+def find(session_id: str, conn: Any = None) -> SessionRow:
+    """The session `session_id` names (a unique prefix is enough); UsageError otherwise."""
+    try:
+        row = queries.find_session(conn or connect(), session_id)
+    except queries.AmbiguousIdError as exc:
+        raise UsageError(str(exc), hint="give more characters of the id") from exc
+    if row is None:
+        raise UsageError(f"no session {session_id!r}", hint="agentcli sessions list --all")
+    return row
+
+
+def list_sessions(workspace: Path | None, limit: int | None = None) -> list[SessionRow]:
+    """Sessions with messages, newest first: `workspace`'s, or every one (None)."""
+    return queries.list_sessions(connect(), None if workspace is None else str(workspace), limit)
+
+
+def latest_other_session(workspace: Path, current: str | None) -> str | None:
+    """The newest session in `workspace` other than `current`."""
+    rows = list_sessions(workspace, limit=2)
+    return next((row.id for row in rows if row.id != current), None)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Transcript:
+    """A session as recorded: its messages in wire form, its tasks and its tool calls."""
+
+    session: SessionRow
+    messages: list[dict[str, Any]]
+    tasks: list[TaskRow]
+    calls: list[CallRow]
+
+
+def transcript(session_id: str) -> Transcript:
+    conn = connect()
+    row = find(session_id, conn)
+    return Transcript(
+        session=row,
+        messages=queries.message_rows(conn, row.id),
+        tasks=queries.load_tasks(conn, row.id),
+        calls=queries.load_calls(conn, row.id),
+    )
+
+
+def export(session_id: str) -> dict[str, Any]:
+    """The whole session as one JSON-ready object."""
+    recorded = transcript(session_id)
+    row = recorded.session
+    return {
+        "session": {
+            "id": row.id,
+            "workspace": row.workspace,
+            "model": row.model,
+            "settings": row.settings,
+            "created_at": row.created_at,
+            "updated_at": row.updated_at,
+        },
+        "messages": recorded.messages,
+        "tasks": [_fields(t) for t in recorded.tasks],
+        "tool_calls": [{**_fields(c), "status": c.status.value} for c in recorded.calls],
+    }
+
+
+def _fields(row: Any) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in row.__slots__}
+
+
+def undo(
+    workspace: Path,
+    task_id: str | None,
+    *,
+    own_session: str | None = None,
+    git: RepoDecision | None = None,
+) -> UndoResult:
+    """Restore the files the task (default: the latest one in `workspace` with changes left)
+    changed, under the lock of its session. `own_session` is the session this process holds
+    already (the REPL's), undone as it is; `git` its decision about the workspace (made now,
+    for `agentcli undo`, when not given). UndoError when undo must refuse."""
+    from agentcli.checkpoints import undo as undo_task
+    from agentcli.checkpoints import undo_target
+
+    conn = connect()
+    target = undo_target(conn, workspace, task_id)
+    if target.session_id == own_session:
+        return undo_task(conn, workspace, target.task_id, git=git)
+    with SessionLock.acquire(target.session_id):
+        return undo_task(conn, workspace, target.task_id, git=git)
+
+
+def task_preimages(
+    workspace: Path, task_id: str, *, git: RepoDecision | None = None
+) -> dict[str, bytes | None]:
+    """What each file the task changed held before it (None: it did not exist), from its
+    checkpoint; UndoError if the task has no usable checkpoint."""
+    from agentcli.checkpoints import task_preimages as preimages
+
+    return preimages(connect(), workspace, task_id, git=git)

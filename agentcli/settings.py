@@ -1,0 +1,241 @@
+"""The settings model: every configuration key agentcli reads, with its type, default and doc.
+
+`Settings` is what a session runs with, resolved once (`agentcli.config.load_settings`) from
+flags > environment > `.agentcli/config.local.toml` > `.agentcli/config.toml` > the user's
+`config.toml` > the defaults below, and then passed down as one object. Nothing reads a
+configuration key by name anywhere else.
+
+Each field also says, on the model itself, how levels combine and who may set it:
+
+- `ACCUMULATES`: every level adds to the list and no level can take away what another added
+  (so a `deny` rule, or a path hidden from commands, holds whichever file it is in);
+- `Untrusted(...)`: how the in-repo files of a workspace the user has not trusted
+  (`agentcli.trust`) may set it. **A field without one cannot be set by such a file at all**,
+  so a key added later stays out of an untrusted repository's reach until someone decides,
+  here, that it only narrows what runs unasked or is harmless;
+- `Env(NAME)`: an environment variable that sets it (above the config files, below flags).
+
+The top-level `allow`, `ask` and `deny` keys are the `[permissions]` lists (`ALIASES`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from agentcli.vocabulary import PermissionMode
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+
+
+@dataclass(frozen=True, slots=True)
+class Untrusted:
+    """How an in-repo file of an untrusted workspace may set a field: only to values `allows`
+    accepts, given the (raw) values set by the levels below it (`in_force`, dotted keys)."""
+
+    allows: Callable[[Any, Mapping[str, Any]], bool]
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Accumulates:
+    """List values from every level are concatenated instead of the higher level's winning."""
+
+
+@dataclass(frozen=True, slots=True)
+class Env:
+    """An environment variable that sets the field (an empty value counts as unset)."""
+
+    name: str
+
+
+ACCUMULATES = Accumulates()
+HARMLESS = Untrusted(lambda _value, _in_force: True, "bounds the work; never lets anything run")
+NARROWS = Untrusted(lambda _value, _in_force: True, "only narrows what runs unasked")
+
+
+def only(allowed: bool) -> Untrusted:
+    """An untrusted file may set this switch only to `allowed` (the narrower setting)."""
+    return Untrusted(lambda value, _in_force: value is allowed, f"only to {allowed}".lower())
+
+
+# Every mode not listed lets more run unasked than `default`.
+_MODE_STRICTNESS = {"read-only": 0, "default": 1}
+
+
+def _stricter_mode(value: Any, in_force: Mapping[str, Any]) -> bool:
+    current = in_force.get("permission_mode", "default")
+    limit = _MODE_STRICTNESS.get(current, 2) if isinstance(current, str) else 2
+    return isinstance(value, str) and _MODE_STRICTNESS.get(value, 3) <= limit
+
+
+STRICTER_MODE = Untrusted(_stricter_mode, "only `default` or `read-only`, never looser than yours")
+
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True)
+Rules = Annotated[list[str], ACCUMULATES]
+Names = list[Annotated[str, Field(min_length=1)]]
+
+
+class PermissionsSection(BaseModel):
+    """`[permissions]`: rules and how many denials a task takes."""
+
+    model_config = _STRICT
+
+    allow: Rules = []
+    """Rules that let a call run without asking, e.g. `shell(pytest *)`, `write(src/**)`."""
+    ask: Annotated[Rules, NARROWS] = []
+    """Rules that make a call ask even where the mode or an allow rule would let it run."""
+    deny: Annotated[Rules, NARROWS] = []
+    """Rules that refuse a call; a deny rule at any level wins."""
+    denial_limit: Annotated[int, Field(ge=1), HARMLESS] = 3
+    """Permission denials in one task before it stops (exit 4)."""
+
+
+class SandboxSection(BaseModel):
+    """`[sandbox]`: what sandboxed commands may reach beyond the profile's defaults."""
+
+    model_config = _STRICT
+
+    enabled: Annotated[bool, only(True)] = True
+    """False: no OS sandbox; every command asks, and runs unconfined if approved."""
+    network: Annotated[bool, only(False)] = False
+    """True: every workspace-write command gets the network."""
+    writable: list[str] = []
+    """Extra directories sandboxed commands may write (relative to the workspace, or `~`)."""
+    readable: list[str] = []
+    """Extra paths read-only-profile commands may read."""
+    deny_read: Annotated[list[str], ACCUMULATES, NARROWS] = []
+    """Paths hidden from every sandboxed command."""
+    allow_unix_sockets: list[str] = []
+    """Unix socket paths commands may connect to."""
+    env_scrub: Annotated[Names, ACCUMULATES, NARROWS] = []
+    """More environment variable name patterns to remove from commands' environment."""
+    env_keep: Names = []
+    """Variable names to keep although they look like secrets."""
+
+
+class AcceptanceSection(BaseModel):
+    """`[acceptance]`: the checks that decide whether a task succeeded."""
+
+    model_config = _STRICT
+
+    commands: list[str] = []
+    """Check commands run on the final workspace (`tests` detects the project's test command);
+    `--accept` replaces them."""
+    retries: Annotated[int, Field(ge=0), HARMLESS] = 3
+    """Repair rounds after a failed check (separate from --max-turns)."""
+    timeout_s: Annotated[float, Field(gt=0), HARMLESS] = 600.0
+    """Seconds per check; a check that runs longer is killed and fails."""
+
+
+class ConvergenceSection(BaseModel):
+    """`[convergence]`: when a task that makes no progress is nudged, then stopped."""
+
+    model_config = _STRICT
+
+    repeat_limit: Annotated[int, Field(ge=1), HARMLESS] = 3
+    """Identical (call, result) pairs before the model is told to change approach."""
+    failure_limit: Annotated[int, Field(ge=1), HARMLESS] = 3
+    """Failures of the same call on an unchanged workspace before the model is told."""
+
+
+class ContextSection(BaseModel):
+    """`[context]`: when old tool results stop being sent to the model in full (what the model
+    is sent, never what runs)."""
+
+    model_config = _STRICT
+
+    window_tokens: Annotated[int, Field(ge=1), HARMLESS] = 200_000
+    """The model's context window, in tokens."""
+    elide_at: Annotated[float, Field(gt=0, le=1), HARMLESS] = 0.5
+    """Fraction of the window a response's context may reach before old results are elided."""
+    keep_recent: Annotated[int, Field(ge=1), HARMLESS] = 3
+    """Tool rounds whose results are always sent in full."""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a value came from: a config file, a flag or an environment variable."""
+
+    name: str
+    """The file's path, the flag (`--model`) or the variable (`AGENTCLI_MODEL`)."""
+    path: Path | None = None
+    """The config file, when it came from one."""
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(kw_only=True)
+class Provenance:
+    """What the settings were resolved from (for messages, `doctor` and the trust notice)."""
+
+    sources: list[Path] = field(default_factory=list)
+    """The config files read, lowest precedence first."""
+    origins: dict[str, Origin] = field(default_factory=dict)
+    """Dotted key → where its value came from (keys left at their default are absent)."""
+    contributions: dict[str, list[tuple[Origin, list[Any]]]] = field(default_factory=dict)
+    """For accumulating keys: what each level added, lowest precedence first."""
+    trusted: bool = True
+    """The workspace's in-repo files were taken whole (the user trusts the workspace)."""
+    ignored: dict[Path, list[str]] = field(default_factory=dict)
+    """Per in-repo file of an untrusted workspace, the settings dropped, as `key = value`."""
+
+
+class Settings(BaseModel):
+    """Everything a session is configured with. Config files use these names: top-level keys,
+    and one TOML table per section (`[sandbox]`, `[acceptance]`, …)."""
+
+    model_config = _STRICT
+
+    model: Annotated[str, Field(min_length=1), HARMLESS, Env("AGENTCLI_MODEL")] = DEFAULT_MODEL
+    """The model id (`-m/--model`)."""
+    permission_mode: Annotated[PermissionMode, Field(strict=False), STRICTER_MODE] = (
+        PermissionMode.DEFAULT
+    )
+    """default, accept-edits, read-only, auto or yolo (`--permission-mode`)."""
+    permissions: PermissionsSection = PermissionsSection()
+    sandbox: SandboxSection = SandboxSection()
+    acceptance: AcceptanceSection = AcceptanceSection()
+    convergence: ConvergenceSection = ConvergenceSection()
+    context: ContextSection = ContextSection()
+
+    _provenance: Provenance = PrivateAttr(default_factory=Provenance)
+
+    @property
+    def provenance(self) -> Provenance:
+        return self._provenance
+
+    def with_provenance(self, provenance: Provenance) -> Settings:
+        self._provenance = provenance
+        return self
+
+    def origin(self, key: str) -> Origin | None:
+        """Where the value of dotted `key` came from; None when it is the default."""
+        return self._provenance.origins.get(key)
+
+    def rule_sources(self, kind: str) -> list[tuple[str, list[str]]]:
+        """The `kind` (allow/ask/deny) rules as (where from, rules): every config file's as
+        "config files", a flag's under the flag's name."""
+        key = f"permissions.{kind}"
+        found = self._provenance.contributions.get(key)
+        if found is None:
+            rules: list[str] = getattr(self.permissions, kind)
+            return [("config files", list(rules))] if rules else []
+        return [("config files" if o.path else o.name, list(v)) for o, v in found if v]
+
+    def flag_rules(self, kind: str) -> list[str]:
+        """The `kind` rules given on the command line (what a session records of them)."""
+        found = self._provenance.contributions.get(f"permissions.{kind}", [])
+        return [rule for origin, rules in found if origin.path is None for rule in rules]
+
+
+ALIASES = {"allow": "permissions.allow", "ask": "permissions.ask", "deny": "permissions.deny"}
+"""Top-level keys that are another field's name in config files."""
+
+DEFAULTS = Settings()
+"""The defaults, for the core's own settings objects to take theirs from."""

@@ -1,0 +1,293 @@
+"""The typed settings: one model, resolved once from flags > env > local > project > user >
+defaults; unknown keys and wrong types are usage errors naming the file and the key; what an
+untrusted workspace's files may set comes from the marks on the model."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import Field
+
+from agentcli.config import Flag, load_settings, may_set_untrusted, user_config_path
+from agentcli.errors import UsageError
+from agentcli.permissions import Decision, PermissionMode
+from agentcli.permissions.setup import build_permissions
+from agentcli.settings import HARMLESS, Settings
+from agentcli.tools.base import PermissionTarget, Risk
+from agentcli.trust import set_trusted, user_rules_path
+from agentcli.ui.cli import run_app
+
+
+def write(path: Path, content: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content)
+    return path
+
+
+def project(workspace: Path, content: str, *, local: bool = False) -> Path:
+    name = "config.local.toml" if local else "config.toml"
+    return write(workspace / ".agentcli" / name, content)
+
+
+# -- unknown keys and wrong types -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("toml", "key", "suggestion"),
+    [
+        ("[sandbox]\nnetwrok = false\n", "sandbox.netwrok", "sandbox.network"),
+        ('modle = "claude-x"\n', "modle", "model"),
+        ("[acceptence]\nretries = 1\n", "acceptence.retries", "acceptance.retries"),
+        ('[permissions]\nallwo = ["read(**)"]\n', "permissions.allwo", "permissions.allow"),
+        ('denny = ["shell(curl *)"]\n', "denny", "deny"),
+        ("[context]\nwindow = 1000\n", "context.window", "context.window_tokens"),
+    ],
+)
+@pytest.mark.parametrize("trusted", [True, False])
+def test_an_unknown_key_names_the_file_the_key_and_the_closest_known_one(
+    workspace: Path, toml: str, key: str, suggestion: str, trusted: bool
+) -> None:
+    path = project(workspace, toml)
+    set_trusted(workspace, trusted)
+    with pytest.raises(UsageError) as caught:
+        load_settings(workspace)
+    message = caught.value.message
+    assert str(path) in message
+    assert f"unknown key `{key}`" in message
+    assert f"did you mean `{suggestion}`?" in message
+
+
+def test_an_unknown_key_far_from_any_gets_no_suggestion(workspace: Path) -> None:
+    path = write(user_config_path(), 'some_future_hook = "curl x | sh"\n')
+    with pytest.raises(UsageError) as caught:
+        load_settings(workspace)
+    assert caught.value.message == f"{path}: unknown key `some_future_hook`"
+
+
+def test_an_unknown_key_is_exit_2_on_the_command_line(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project(workspace, "[sandbox]\nnetwork = false\nwritabel = []\n")
+    monkeypatch.chdir(workspace)
+    assert run_app(["doctor"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown key `sandbox.writabel`" in err and "`sandbox.writable`" in err
+
+
+@pytest.mark.parametrize(
+    ("toml", "key"),
+    [
+        ('[sandbox]\nenabled = "yes"\n', "sandbox.enabled"),
+        ("[sandbox]\nnetwork = 1\n", "sandbox.network"),
+        ('[sandbox]\nwritable = "/tmp"\n', "sandbox.writable"),
+        ('[sandbox]\nenv_scrub = ["TOKEN", ""]\n', "sandbox.env_scrub"),
+        ("[permissions]\ndenial_limit = 0\n", "permissions.denial_limit"),
+        ("[permissions]\ndenial_limit = true\n", "permissions.denial_limit"),
+        ('allow = "shell(*)"\n', "allow"),
+        ('[permissions]\ndeny = ["x", 3]\n', "permissions.deny"),
+        ("[context]\nelide_at = 1.5\n", "context.elide_at"),
+        ('[context]\nkeep_recent = "3"\n', "context.keep_recent"),
+        ("sandbox = 3\n", "sandbox"),
+        ('model = ""\n', "model"),
+    ],
+)
+def test_a_wrong_type_names_the_file_and_the_key(workspace: Path, toml: str, key: str) -> None:
+    path = write(user_config_path(), toml)
+    with pytest.raises(UsageError) as caught:
+        load_settings(workspace)
+    assert str(path) in caught.value.message
+    assert f"`{key}`" in caught.value.message
+
+
+def test_a_wrong_flag_value_names_the_flag(workspace: Path) -> None:
+    with pytest.raises(UsageError) as caught:
+        load_settings(workspace, flags=[Flag("acceptance.retries", -1, "--accept-retries")])
+    assert caught.value.message.startswith("--accept-retries: `acceptance.retries`")
+    with pytest.raises(UsageError, match="unknown permission mode 'godmode'"):
+        load_settings(workspace, flags=[Flag("permission_mode", "godmode", "--permission-mode")])
+
+
+# -- precedence -----------------------------------------------------------------------------
+
+LEVELS = ("user", "project", "local", "env", "flag")
+
+
+def _set_model(workspace: Path, level: str, value: str, env: dict[str, str]) -> list[Flag]:
+    if level == "user":
+        write(user_config_path(), f'model = "{value}"\n')
+    elif level in ("project", "local"):
+        project(workspace, f'model = "{value}"\n', local=level == "local")
+    elif level == "env":
+        env["AGENTCLI_MODEL"] = value
+    else:
+        return [Flag("model", value, "--model")]
+    return []
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sets(st.sampled_from(LEVELS)))
+def test_the_highest_level_that_sets_a_value_wins(present: set[str]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(tmp)
+        user_config_path().unlink(missing_ok=True)
+        env: dict[str, str] = {}
+        flags: list[Flag] = []
+        for level in present:
+            flags += _set_model(workspace, level, f"model-from-{level}", env)
+        resolved = load_settings(workspace, flags=flags, trusted=True, environ=env)
+    # The oracle: precedence is the order of LEVELS, lowest first.
+    expected = max(present, key=LEVELS.index, default=None)
+    assert resolved.model == (f"model-from-{expected}" if expected else "claude-sonnet-4-5")
+    origin = resolved.origin("model")
+    assert (origin is None) is (expected is None)
+
+
+def test_rules_accumulate_over_every_level_and_a_deny_anywhere_wins(workspace: Path) -> None:
+    set_trusted(workspace, True)
+    write(user_config_path(), 'deny = ["shell(curl *)"]\nallow = ["shell(make *)"]\n')
+    project(workspace, '[permissions]\nallow = ["shell(curl *)", "shell(npm *)"]\n')
+    project(workspace, 'ask = ["shell(npm publish *)"]\n', local=True)
+    resolved = load_settings(
+        workspace,
+        flags=[
+            Flag("permissions.allow", ["shell(*)"], "--allow"),
+            Flag("permissions.deny", ["shell(rm *)"], "--deny"),
+        ],
+    )
+    assert resolved.permissions.allow == [
+        "shell(make *)",
+        "shell(curl *)",
+        "shell(npm *)",
+        "shell(*)",
+    ]
+    assert resolved.permissions.deny == ["shell(curl *)", "shell(rm *)"]
+    assert resolved.rule_sources("deny") == [
+        ("config files", ["shell(curl *)"]),
+        ("--deny", ["shell(rm *)"]),
+    ]
+    policy = build_permissions(settings=resolved, workspace=workspace).policy
+
+    def decide(command: str) -> Decision:
+        target = PermissionTarget("shell", command, command)
+        return policy.decide(Risk.EXECUTE, target).decision
+
+    assert decide("curl example.com") is Decision.DENY
+    assert decide("rm x") is Decision.DENY
+    assert decide("npm publish .") is Decision.ASK
+    assert decide("make all") is Decision.ALLOW
+
+
+def test_a_repository_cannot_unhide_what_the_user_hid(workspace: Path) -> None:
+    """`sandbox.deny_read` and `sandbox.env_scrub` add up: an in-repo file that sets them (which
+    an untrusted one may) cannot clear the user's list."""
+    write(user_config_path(), '[sandbox]\ndeny_read = ["~/secret"]\nenv_scrub = ["MY_*"]\n')
+    project(workspace, "[sandbox]\ndeny_read = []\nenv_scrub = []\n")
+    resolved = load_settings(workspace)
+    assert resolved.sandbox.deny_read == ["~/secret"]
+    assert resolved.sandbox.env_scrub == ["MY_*"]
+    assert resolved.provenance.ignored == {}
+
+
+# -- what an untrusted workspace's files may set, derived from the model ---------------------
+
+# Written out here, independently of the marks on the model: (key, value, may an untrusted
+# in-repo file set it, with nothing set below it).
+UNTRUSTED_TABLE: list[tuple[str, Any, bool]] = [
+    ("model", "claude-x", True),
+    ("permission_mode", "read-only", True),
+    ("permission_mode", "default", True),
+    ("permission_mode", "accept-edits", False),
+    ("permission_mode", "auto", False),
+    ("permission_mode", "yolo", False),
+    ("permissions.allow", ["shell(*)"], False),
+    ("permissions.ask", ["shell(*)"], True),
+    ("permissions.deny", ["shell(*)"], True),
+    ("permissions.denial_limit", 1, True),
+    ("sandbox.enabled", True, True),
+    ("sandbox.enabled", False, False),
+    ("sandbox.network", False, True),
+    ("sandbox.network", True, False),
+    ("sandbox.writable", ["/"], False),
+    ("sandbox.readable", ["/"], False),
+    ("sandbox.deny_read", ["x"], True),
+    ("sandbox.allow_unix_sockets", ["/run/docker.sock"], False),
+    ("sandbox.env_scrub", ["X"], True),
+    ("sandbox.env_keep", ["AWS_SECRET_ACCESS_KEY"], False),
+    ("acceptance.commands", ["touch pwned"], False),
+    ("acceptance.retries", 0, True),
+    ("acceptance.timeout_s", 5, True),
+    ("convergence.repeat_limit", 2, True),
+    ("convergence.failure_limit", 2, True),
+    ("context.window_tokens", 1000, True),
+    ("context.elide_at", 0.9, True),
+    ("context.keep_recent", 5, True),
+]
+
+
+def test_the_table_covers_every_setting() -> None:
+    from agentcli.config import leaf_fields
+
+    assert {key for key, _, _ in UNTRUSTED_TABLE} == set(leaf_fields())
+
+
+def _toml(key: str, value: Any) -> str:
+    *section, name = key.split(".")
+    literal = repr(value).lower() if isinstance(value, bool) else repr(value).replace("'", '"')
+    return (f"[{section[0]}]\n" if section else "") + f"{name} = {literal}\n"
+
+
+@pytest.mark.parametrize(("key", "value", "allowed"), UNTRUSTED_TABLE)
+def test_what_an_untrusted_file_may_set(
+    workspace: Path, key: str, value: Any, allowed: bool
+) -> None:
+    path = project(workspace, _toml(key, value))
+    provenance = load_settings(workspace).provenance
+    assert (key in provenance.origins) is allowed
+    assert (path in provenance.ignored) is not allowed
+    assert may_set_untrusted(key, value, {}) is allowed
+    trusted = load_settings(workspace, trusted=True).provenance
+    assert key in trusted.origins and trusted.ignored == {}
+
+
+class _Later(Settings):
+    """The settings as a later version might grow them."""
+
+    hook: str = ""
+    """A setting someone added without deciding what an untrusted repository may do with it."""
+    retries_later: Annotated[int, Field(ge=0), HARMLESS] = 1
+    """One someone marked as harmless."""
+
+
+def test_a_setting_without_a_mark_cannot_be_set_by_an_untrusted_file() -> None:
+    assert not may_set_untrusted("hook", "curl x | sh", {}, _Later)
+    assert may_set_untrusted("retries_later", 2, {}, _Later)
+
+
+def test_the_always_answers_kept_outside_an_untrusted_workspace_are_the_users(
+    workspace: Path,
+) -> None:
+    write(user_rules_path(workspace), 'allow = ["shell(pytest *)"]\n')
+    resolved = load_settings(workspace)
+    assert resolved.permissions.allow == ["shell(pytest *)"]
+    assert resolved.provenance.ignored == {}
+
+
+def test_a_mode_the_user_chose_is_not_loosened_by_the_repository(workspace: Path) -> None:
+    write(user_config_path(), 'permission_mode = "read-only"\n')
+    project(workspace, 'permission_mode = "default"\n')
+    resolved = load_settings(workspace)
+    assert resolved.permission_mode is PermissionMode.READ_ONLY
+    assert list(resolved.provenance.ignored.values()) == [['permission_mode = "default"']]
+
+
+def test_an_empty_model_from_the_environment_or_a_flag_is_unset(workspace: Path) -> None:
+    from agentcli.config import flags_of
+
+    write(user_config_path(), 'model = "from-config"\n')
+    resolved = load_settings(workspace, flags=flags_of(model=""), environ={"AGENTCLI_MODEL": ""})
+    assert resolved.model == "from-config"

@@ -1,0 +1,119 @@
+"""Outside git, the artifact version hashes the files git would not ignore: `.gitignore` files at
+every level, negation, directory and anchored patterns, checked against git itself."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from agentcli.snapshots import ALWAYS_SKIPPED_DIRS, file_manifest, take_snapshot
+
+TREE = {
+    ".gitignore": "*.log\n!keep.log\nbuild/\n/top-only.txt\ndocs/*.tmp\n",
+    "a.py": "",
+    "debug.log": "",
+    "keep.log": "",
+    "top-only.txt": "",
+    "build/out.o": "",
+    "src/build": "a file called build: only directories named build are ignored\n",
+    "src/top-only.txt": "anchored to the root, so kept here\n",
+    "src/x.log": "",
+    "src/.gitignore": "!x.log\ngenerated/\n*.bak\n",
+    "src/generated/g.py": "",
+    "src/old.bak": "",
+    "src/deep/.gitignore": "!*.bak\n",
+    "src/deep/new.bak": "",
+    "docs/a.tmp": "",
+    "docs/sub/b.tmp": "",
+    ".venv/lib.py": "",
+    "node_modules/m.js": "",
+    "pkg/__pycache__/m.pyc": "",
+}
+
+
+def make_tree(root: Path, tree: dict[str, str]) -> None:
+    for rel, content in tree.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+
+
+def git_would_keep(root: Path) -> set[str]:
+    """The oracle: the files `git add --all` would take, by git itself (no global excludes)."""
+    env = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "init", "-q", str(root)], check=True, env=env)
+    listed = subprocess.run(
+        ["git", "-C", str(root), "ls-files", "--others", "--exclude-standard", "-z"],
+        check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+    ).stdout.split("\0")
+    skipped = tuple(f"{d}/" for d in ALWAYS_SKIPPED_DIRS)
+    return {
+        name for name in listed if name and not any(f"/{part}" in f"/{name}" for part in skipped)
+    }
+
+
+def test_the_manifest_reads_gitignore_files_as_git_does(tmp_path: Path) -> None:
+    make_tree(tmp_path, TREE)
+    manifest = set(file_manifest(tmp_path))
+    assert manifest == {
+        ".gitignore",
+        "a.py",
+        "keep.log",
+        "src/build",
+        "src/top-only.txt",
+        "src/x.log",
+        "src/.gitignore",
+        "src/deep/.gitignore",
+        "src/deep/new.bak",
+        "docs/sub/b.tmp",  # `*` in `docs/*.tmp` does not cross a `/`
+    }
+    assert manifest == git_would_keep(tmp_path)
+
+
+def test_ignored_and_skipped_files_do_not_change_the_version(tmp_path: Path) -> None:
+    make_tree(tmp_path, TREE)
+    before = take_snapshot(tmp_path, None).version
+    for rel in ("debug.log", "build/out.o", "src/generated/g.py", ".venv/lib.py"):
+        (tmp_path / rel).write_text("changed")
+    assert take_snapshot(tmp_path, None).version == before
+    (tmp_path / "src/deep/new.bak").write_text("changed")
+    assert take_snapshot(tmp_path, None).version != before
+
+
+_NAMES = st.sampled_from(["a", "b", "c.log", "d.tmp", "e.py"])
+_DIRS = st.lists(st.sampled_from(["x", "y", "build"]), max_size=2)
+_PATTERNS = st.sampled_from(
+    [
+        *("*.log", "!c.log", "build/", "/a", "x/", "!x/", "*.tmp", "!d.tmp", "y/*.py", "b"),
+        *("/x/b", "**/y", "x/**", "*", "!*.py", "!b", "!y/", "[ab]", "\\!b", "# c", "e.py/"),
+    ]
+)
+
+
+@settings(max_examples=30, deadline=None)
+# A negated directory pattern does not re-include what a parent's pattern ignores inside it.
+@example(files=[(["x", "x"], "c.log")], ignores={"": ["*.log"], "x": ["!x/"]})
+@given(
+    files=st.lists(st.tuples(_DIRS, _NAMES), min_size=1, max_size=8),
+    ignores=st.dictionaries(_DIRS.map("/".join), st.lists(_PATTERNS, max_size=4), max_size=3),
+)
+def test_any_tree_matches_git(
+    tmp_path_factory: pytest.TempPathFactory,
+    files: list[tuple[list[str], str]],
+    ignores: dict[str, list[str]],
+) -> None:
+    root = tmp_path_factory.mktemp("tree")
+    tree = {"/".join([*parts, name]): "" for parts, name in files}
+    for directory, patterns in ignores.items():
+        tree[f"{directory}/.gitignore" if directory else ".gitignore"] = "\n".join(patterns)
+    # A path cannot be both a file and a directory: drop files that shadow a directory.
+    directories = {rel.rsplit("/", i)[0] for rel in tree for i in range(1, rel.count("/") + 1)}
+    make_tree(root, {rel: text for rel, text in tree.items() if rel not in directories})
+    assert set(file_manifest(root)) == git_would_keep(root)
