@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
+import socket
 import subprocess
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -83,3 +86,32 @@ def run() -> Run:
         )
 
     return runner
+
+
+@contextlib.contextmanager
+def unix_socket_listener(path: Path) -> Iterator[list[bytes]]:
+    """A unix socket listening at `path` (outside any sandbox); yields what clients sent."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen()
+    server.settimeout(0.2)
+    received: list[bytes] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            received.append(conn.recv(100) or b"(connected)")
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield received
+    finally:
+        stop.set()
+        thread.join(timeout=2)
+        server.close()

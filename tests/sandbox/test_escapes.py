@@ -29,10 +29,8 @@ import pty
 import select
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -45,7 +43,7 @@ from agentcli.permissions.shell import parse_command
 from agentcli.sandbox.exec import PRIVATE as RUNTIME_DIRS
 from agentcli.sandbox.profile import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.sandbox.runner import OsSandbox, SandboxSettings
-from tests.sandbox.conftest import GIT_ENV, Run, requires_landlock
+from tests.sandbox.conftest import GIT_ENV, Run, requires_landlock, unix_socket_listener
 
 pytestmark = requires_landlock
 PY = sys.executable
@@ -203,28 +201,8 @@ def test_a_command_cannot_reach_the_users_terminal(
 @pytest.fixture
 def visible_listener(visible_dir: Path) -> Iterator[tuple[Path, list[bytes]]]:
     path = visible_dir / "a.sock"
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen()
-    server.settimeout(0.2)
-    received: list[bytes] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            received.append(conn.recv(100) or b"(connected)")
-            conn.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield path, received
-    stop.set()
-    thread.join(timeout=2)
-    server.close()
+    with unix_socket_listener(path) as received:
+        yield path, received
 
 
 @pytest.mark.parametrize("profile", BOTH)

@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from agentcli.sandbox.profile import (
     Profile,
 )
 from agentcli.sandbox.runner import OsSandbox, SandboxSettings
-from tests.sandbox.conftest import Run, requires_landlock
+from tests.sandbox.conftest import Run, requires_landlock, unix_socket_listener
 
 pytestmark = requires_landlock
 PY = sys.executable
@@ -282,28 +281,8 @@ def test_the_current_directory_does_not_lead_under_the_mounts(run: Run, repo: Pa
 @pytest.fixture
 def unix_listener(tmp_path: Path) -> Iterator[tuple[Path, list[bytes]]]:
     path = tmp_path / "agent.sock"
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen()
-    server.settimeout(0.2)
-    received: list[bytes] = []
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                continue
-            received.append(conn.recv(100) or b"(connected)")
-            conn.close()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    yield path, received
-    stop.set()
-    thread.join(timeout=2)
-    server.close()
+    with unix_socket_listener(path) as received:
+        yield path, received
 
 
 def _connect_unix(path: Path) -> str:
