@@ -16,7 +16,8 @@ with a devpts instance of its own, /proc its PID namespace's.
 - `--read-only P`: bind-mounted read-only (`.git`, `.agentcli`);
 - `--socket P`: a unix socket in the root, connectable (on Landlock ABI ≥ 9, only those);
 - `--absent P`: P did not exist when the session started and must not exist after the
-  command (a `.git` planted in a workspace that was not a repository): removed if it does;
+  command (a `.git` planted in a workspace that was not a repository): removed if the command
+  created it (if it exists before the command starts, someone else made it: it is left);
 - `--tmp P`: the value of TMPDIR/TMP/TEMP;
 - `--seccomp HEX`: the seccomp filter to install (`seccomp.compiled`, as hex);
 - `--parent PID`: the process that starts the helper (agentcli): the helper, and with it
@@ -179,7 +180,8 @@ def enter_root(cwd: str) -> None:
 
 
 def remove_absent(options: dict[str, list[str]]) -> None:
-    """Remove what must not exist after the command (`--absent`), never following a link."""
+    """Remove what must not exist after the command (`--absent`, those absent when it started:
+    see `run`), never following a link."""
     removed = []
     for path in options["--absent"]:
         if os.path.lexists(path):
@@ -232,6 +234,9 @@ def run(options: dict[str, list[str]], argv: list[str]) -> int:
         if any(int(parent) != os.getppid() for parent in options["--parent"]):
             return _fail("agentcli, which started the command, is gone: not running it")
         check_pins(options)
+        # Only what the command itself creates is removed: a .git the user made since the
+        # session started (`git init` in another terminal) exists already, and stays.
+        options["--absent"] = [p for p in options["--absent"] if not os.path.lexists(p)]
         namespaces.unshare(network=network)
         if not network:
             namespaces.loopback_up()

@@ -82,6 +82,13 @@ class SandboxLimits:
 
 def explain(output: str, limits: SandboxLimits, confinement: Confinement) -> str | None:
     """A note for the model when `output` shows the sandbox stopped the command, else None."""
+    if "agentcli sandbox: removed what the command created" in output:
+        return (
+            "The workspace was not a git repository when the session started, so the .git this "
+            "command created was removed: a planted .git/config can run programs when the "
+            "user's shell prompt or git reads it. If the user wants a repository here, ask them "
+            "to run `git init` themselves."
+        )
     if "agentcli sandbox: cannot confine" in output:
         return (
             "agentcli's sandbox could not confine this command, so it did not run. "

@@ -346,7 +346,8 @@ def test_no_git_dir_can_be_planted_in_a_workspace_that_is_not_a_repository(
         confinement=WORKSPACE_WRITE,
     )
     assert not (sandbox.workspace / ".git" / "config").exists(), result.stderr
-
+    note = sandbox.explain_failure(result.stderr, result.returncode, WORKSPACE_WRITE) or ""
+    assert "git init" in note  # the model is told why, and what the user can do
 
 # -- what starts the sandbox -------------------------------------------------------------------
 
@@ -456,3 +457,17 @@ def test_a_deny_read_path_created_during_the_session_is_hidden(
     secret.write_text("API=CREATED-LATER\n")
     result = run(box, "cat .env", confinement=profile)
     assert "CREATED-LATER" not in result.stdout
+
+
+def test_a_git_dir_the_user_made_since_the_session_started_is_left_alone(
+    run: Run, sandbox: OsSandbox
+) -> None:
+    """`.git` must not appear in a workspace that was not a repository, unless someone other
+    than a sandboxed command made it: the user running `git init` between two commands keeps
+    their repository."""
+    subprocess.run(
+        ["git", "init", "-q"], cwd=sandbox.workspace, check=True, env=os.environ | GIT_ENV
+    )
+    result = run(sandbox, "echo hi", confinement=WORKSPACE_WRITE)
+    assert result.returncode == 0, result.stderr
+    assert (sandbox.workspace / ".git" / "HEAD").exists()
