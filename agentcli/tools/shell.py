@@ -183,7 +183,9 @@ def _success(command: str, result: CommandResult, output: str, ctx: ToolContext)
             "stopped; run a server and its client in one command if you need both]"
         )
     failed = code != 0 and not normal_failure
-    if failed and ctx.sandbox is not None and sandboxed:
+    # The sandbox's own notes (a planted .git removed) are explained whatever the exit code.
+    own_note = "agentcli sandbox: " in result.output.text
+    if (failed or own_note) and ctx.sandbox is not None and sandboxed:
         explanation = ctx.sandbox.explain_failure(
             result.output.text, code, ctx.confinement or WORKSPACE_WRITE
         )

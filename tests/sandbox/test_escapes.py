@@ -349,6 +349,7 @@ def test_no_git_dir_can_be_planted_in_a_workspace_that_is_not_a_repository(
     note = sandbox.explain_failure(result.stderr, result.returncode, WORKSPACE_WRITE) or ""
     assert "git init" in note  # the model is told why, and what the user can do
 
+
 # -- what starts the sandbox -------------------------------------------------------------------
 
 

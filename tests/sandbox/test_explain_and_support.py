@@ -234,3 +234,20 @@ def test_config_and_hooks_stay_read_only_when_git_is_opened() -> None:
     note = explain(output, limits, opened)
     assert note is not None and "stay read-only even when .git is opened" in note
     assert GIT_WAY_OUT not in note
+
+
+@requires_landlock
+async def test_the_model_hears_why_a_planted_git_dir_went_away(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from agentcli.sandbox.runner import OsSandbox
+
+    ctx = ToolContext(
+        workspace=workspace,
+        data_dir=tmp_path / "data",
+        sandbox=OsSandbox(workspace=workspace),
+        confinement=WORKSPACE_WRITE,
+    )
+    output = await Shell().call(ShellInput(command="mkdir .git && echo made"), ctx)
+    assert not (workspace / ".git").exists()
+    assert "made" in output.text and "git init" in output.text
