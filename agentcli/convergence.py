@@ -18,11 +18,11 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from agentcli.call_records import ToolCallRecord
 from agentcli.errors import TerminalReason
 from agentcli.loop import Nudge, Stop
 from agentcli.messages import canonical_json
 from agentcli.settings import DEFAULTS
-from agentcli.tools.records import ToolCallRecord
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

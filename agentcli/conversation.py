@@ -24,6 +24,7 @@ from agentcli.acceptance import (
     failure_feedback,
     run_acceptance,
 )
+from agentcli.call_records import ToolCallRecord
 from agentcli.context import ContextView
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.errors import TerminalReason
@@ -41,7 +42,6 @@ from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snap
 from agentcli.store import Journal
 from agentcli.tasks import TaskResult, task_state_for
 from agentcli.tools.base import Tool, ToolContext
-from agentcli.tools.records import ToolCallRecord
 from agentcli.tools.runtime import BeforeChange, ToolRuntime
 from agentcli.usage import Budget
 from agentcli.vocabulary import Decision, PermissionTarget, Risk

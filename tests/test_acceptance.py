@@ -20,6 +20,7 @@ from agentcli.acceptance import (
     resolve_commands,
     run_acceptance,
 )
+from agentcli.call_records import CallStatus, ToolCallRecord
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import TerminalReason, UsageError
@@ -34,7 +35,6 @@ from agentcli.tasks import ExitCode, TaskState, exit_code_for, task_state_for
 from agentcli.testing import ScriptedModel, respond, text, tool_use
 from agentcli.tools.base import Risk, Tool, ToolContext, ToolInput, ToolOutput
 from agentcli.tools.read_file import ReadFile
-from agentcli.tools.records import CallStatus, ToolCallRecord
 from agentcli.usage import Budget
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.call_records import CallStatus, ToolCallRecord
 from agentcli.errors import FatalToolError, ModelError, TerminalReason
 from agentcli.events import Event, ToolCallFinished
 from agentcli.loop import LoopOutcome, LoopSettings, Nudge, QueryLoop, Stop
@@ -19,7 +20,6 @@ from agentcli.store import MemoryJournal
 from agentcli.testing import FunctionModel, ScriptedModel, respond, text, tool_use
 from agentcli.tools.base import Risk, Tool, ToolContext, ToolInput, ToolOutput
 from agentcli.tools.read_file import ReadFile
-from agentcli.tools.records import CallStatus, ToolCallRecord
 from agentcli.tools.runtime import ToolRuntime
 from agentcli.usage import Budget, Usage
 
