@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentcli.call_records import ToolCallRecord
-from agentcli.errors import TerminalReason
 from agentcli.loop import Nudge, Stop
 from agentcli.messages import canonical_json
 from agentcli.settings import DEFAULTS
+from agentcli.terminal_reason import TerminalReason
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
