@@ -29,6 +29,7 @@ from agentcli.tasks import CheckEvidence
 from agentcli.tools.base import CommandSandbox
 from agentcli.tools.output import HeadTailCollector
 from agentcli.tools.process_group import run_in_group
+from agentcli.truncation import keep_ends
 
 DETECT_KEYWORD = "tests"
 OUTPUT_TAIL_CHARS = 4000
@@ -264,7 +265,7 @@ async def _run_all(
             exit_code=outcome.exit_code,
             passed=outcome.exit_code == 0,
             artifact_version=version,
-            output_tail=output[-OUTPUT_TAIL_CHARS:],
+            output_tail=_evidence_tail(output),
             duration_s=outcome.duration_s,
             full_output=output,
         )
@@ -279,6 +280,12 @@ async def _run_all(
         )
         results.append(evidence)
     return tuple(results)
+
+
+def _evidence_tail(output: str) -> str:
+    """The end of a check's output kept as evidence (`output_tail` says it is the end)."""
+    kept = keep_ends(output, 0, OUTPUT_TAIL_CHARS)
+    return output if kept is None else kept.tail
 
 
 def failure_feedback(report: AcceptanceReport, round_number: int, rounds: int) -> str:
@@ -307,19 +314,15 @@ def failure_feedback(report: AcceptanceReport, round_number: int, rounds: int) -
 
 
 def head_and_tail(output: str) -> str:
-    lines = output.splitlines()
-    if len(lines) <= FEEDBACK_HEAD_LINES + FEEDBACK_TAIL_LINES:
-        text = output
-    else:
-        omitted = len(lines) - FEEDBACK_HEAD_LINES - FEEDBACK_TAIL_LINES
-        text = "\n".join(
-            [
-                *lines[:FEEDBACK_HEAD_LINES],
-                f"[... {omitted} lines omitted ...]",
-                *lines[-FEEDBACK_TAIL_LINES:],
-            ]
-        )
-    if len(text) > FEEDBACK_MAX_CHARS:
-        half = FEEDBACK_MAX_CHARS // 2
-        text = text[:half] + "\n[... output shortened ...]\n" + text[-half:]
+    """A failed check's output as the model is shown it: the first and last lines (errors
+    usually sit at the end), then at most FEEDBACK_MAX_CHARS of those."""
+    text = output
+    lines = keep_ends(output.splitlines(), FEEDBACK_HEAD_LINES, FEEDBACK_TAIL_LINES)
+    if lines is not None:
+        notice = f"[... {lines.omitted} lines omitted ...]"
+        text = "\n".join([*lines.head, notice, *lines.tail])
+    half = FEEDBACK_MAX_CHARS // 2
+    chars = keep_ends(text, half, half)
+    if chars is not None:
+        text = f"{chars.head}\n[... output shortened ...]\n{chars.tail}"
     return text

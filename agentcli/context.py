@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from agentcli.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from agentcli.settings import DEFAULTS
+from agentcli.truncation import shorten
 from agentcli.usage import Usage
 
 # The stub names the call; long inputs (a whole file's content) are cut to stay a stub.
@@ -209,11 +210,5 @@ def summarize_input(call: ToolUseBlock) -> str:
     """`path='src/a.py', limit=50`: each value cut to a few dozen chars, the whole to a line."""
     parts = []
     for key, value in call.input.items():
-        shown = repr(value)
-        if len(shown) > _VALUE_CHARS:
-            shown = shown[: _VALUE_CHARS - 3] + "..."
-        parts.append(f"{key}={shown}")
-    summary = ", ".join(parts)
-    if len(summary) > _SUMMARY_CHARS:
-        summary = summary[: _SUMMARY_CHARS - 3] + "..."
-    return summary
+        parts.append(f"{key}={shorten(repr(value), _VALUE_CHARS, marker='...')}")
+    return shorten(", ".join(parts), _SUMMARY_CHARS, marker="...")

@@ -18,11 +18,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from agentcli.errors import TerminalReason
+from agentcli.call_records import ToolCallRecord
 from agentcli.loop import Nudge, Stop
 from agentcli.messages import canonical_json
 from agentcli.settings import DEFAULTS
-from agentcli.tools.records import ToolCallRecord
+from agentcli.terminal_reason import TerminalReason
+from agentcli.truncation import shorten
+
+_SHOWN_CHARS = 160
+"""How much of a repeated call's signature a nudge or stop message quotes."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,7 +82,7 @@ class ConvergenceGuard:
             result_key = (signature, _digest(f"{record.status}\0{record.result_text}"))
             self._results[result_key] += 1
             count = self._results[result_key]
-            shown = _shorten(signature)
+            shown = shorten(signature, _SHOWN_CHARS)
             if count >= self.settings.repeat_limit:
                 found.append(
                     (
@@ -111,7 +115,7 @@ class ConvergenceGuard:
         if len(recent) < window or recent[0] == recent[1]:
             return []
         if all(recent[i] == recent[i % 2] for i in range(window)):
-            first = _shorten(", ".join(call_signature(r) for r in records))
+            first = shorten(", ".join(call_signature(r) for r in records), _SHOWN_CHARS)
             key = "alt:" + _digest("".join(sorted(recent[:2])))
             return [
                 (
@@ -122,7 +126,3 @@ class ConvergenceGuard:
                 )
             ]
         return []
-
-
-def _shorten(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

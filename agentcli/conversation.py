@@ -24,9 +24,9 @@ from agentcli.acceptance import (
     failure_feedback,
     run_acceptance,
 )
+from agentcli.call_records import ToolCallRecord
 from agentcli.context import ContextView
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
-from agentcli.errors import TerminalReason
 from agentcli.events import EventSink, Notice, TaskStarted
 from agentcli.ids import new_id
 from agentcli.loop import Finished, LoopOutcome, LoopSettings, QueryLoop, TurnObserver
@@ -40,8 +40,8 @@ from agentcli.settings import DEFAULTS, Settings
 from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snapshot
 from agentcli.store import Journal
 from agentcli.tasks import TaskResult, task_state_for
+from agentcli.terminal_reason import TerminalReason
 from agentcli.tools.base import Tool, ToolContext
-from agentcli.tools.records import ToolCallRecord
 from agentcli.tools.runtime import BeforeChange, ToolRuntime
 from agentcli.usage import Budget
 from agentcli.vocabulary import Decision, PermissionTarget, Risk

@@ -12,28 +12,14 @@
     └── UndoError                  undo refused or impossible (exit 1), with the files why
 
 Errors carry structured fields, not just a string, so renderers and the JSON result can
-report them precisely.
+report them precisely. `TerminalReason` itself is shared vocabulary in `agentcli.terminal_reason`.
 """
 
 from __future__ import annotations
 
 import enum
 
-
-class TerminalReason(enum.StrEnum):
-    """Why a query loop stopped. Every stop has exactly one of these."""
-
-    COMPLETED = "completed"
-    MAX_TURNS = "max_turns"
-    ABORTED = "aborted"
-    TIMEOUT = "timeout"
-    PERMISSION_DENIED = "permission_denied"
-    BUDGET_EXCEEDED = "budget_exceeded"
-    FATAL_TOOL_ERROR = "fatal_tool_error"
-    MODEL_ERROR = "model_error"
-    REFUSED = "refused"
-    CONTEXT_EXHAUSTED = "context_exhausted"
-    NO_PROGRESS = "no_progress"
+from agentcli.terminal_reason import TerminalReason
 
 
 class ToolErrorKind(enum.StrEnum):

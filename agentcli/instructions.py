@@ -10,6 +10,8 @@ import datetime
 import platform
 from pathlib import Path
 
+from agentcli.truncation import keep_ends
+
 AGENTS_FILE = "AGENTS.md"
 MAX_INSTRUCTION_CHARS = 32_000
 
@@ -54,8 +56,9 @@ def project_instructions(workspace: Path) -> str:
         room = MAX_INSTRUCTION_CHARS - used
         if room <= 0:
             break
-        if len(text) > room:
-            text = text[:room] + f"\n[{path} truncated at {MAX_INSTRUCTION_CHARS} characters]"
+        kept = keep_ends(text, room)
+        if kept is not None:
+            text = f"{kept.head}\n[{path} truncated at {MAX_INSTRUCTION_CHARS} characters]"
         parts.append(f'<instructions source="{path}">\n{text}\n</instructions>')
         used += len(text)
     return "\n\n".join(parts)

@@ -20,14 +20,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from agentcli.call_records import ToolCallRecord
 from agentcli.context import ContextView, Elision
-from agentcli.errors import FatalToolError, ModelError, TaskStopError, TerminalReason
+from agentcli.errors import FatalToolError, ModelError, TaskStopError
 from agentcli.events import EventSink, ModelResponded, Notice, TurnStarted, UsageUpdated
 from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from agentcli.model import ModelClient, ModelRequest, ModelResponse, StopReason
 from agentcli.settings import DEFAULTS
 from agentcli.store import Journal
-from agentcli.tools.records import ToolCallRecord
+from agentcli.terminal_reason import TerminalReason
 from agentcli.tools.runtime import ToolRuntime
 from agentcli.usage import Budget, Clock, Usage, cost_usd
 

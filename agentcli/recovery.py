@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.call_records import CallStatus
 from agentcli.checkpoints import finish_open_checkpoints
 from agentcli.errors import ToolErrorKind
 from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock, pairing_problems
@@ -39,7 +40,6 @@ from agentcli.store.ledger import OperationState
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import CallRow, load_calls, load_messages
 from agentcli.store.sqlite import SqliteJournal
-from agentcli.tools.records import CallStatus
 
 INTERRUPTED = "agentcli was interrupted (the process stopped) while this call was running"
 

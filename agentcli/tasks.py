@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentcli.errors import TerminalReason
+from agentcli.terminal_reason import TerminalReason
 from agentcli.usage import Usage
 
 

@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from agentcli.call_records import CallStatus, ToolCallRecord
 from agentcli.messages import Message, ToolResultBlock
 from agentcli.testing import respond, text, tool_use
-from agentcli.tools.records import CallStatus, ToolCallRecord
 
 CALLS = 400
 RESUME_MESSAGES = 1000

@@ -20,9 +20,10 @@ from agentcli.acceptance import (
     resolve_commands,
     run_acceptance,
 )
+from agentcli.call_records import CallStatus, ToolCallRecord
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.conversation import ConversationManager
-from agentcli.errors import TerminalReason, UsageError
+from agentcli.errors import UsageError
 from agentcli.events import Event, ModelResponded, Notice
 from agentcli.loop import Nudge, Stop
 from agentcli.owngit import find_repo
@@ -31,10 +32,10 @@ from agentcli.permissions.basic import ModePolicy
 from agentcli.snapshots import changed_files, take_snapshot
 from agentcli.store import MemoryJournal
 from agentcli.tasks import ExitCode, TaskState, exit_code_for, task_state_for
+from agentcli.terminal_reason import TerminalReason
 from agentcli.testing import ScriptedModel, respond, text, tool_use
 from agentcli.tools.base import Risk, Tool, ToolContext, ToolInput, ToolOutput
 from agentcli.tools.read_file import ReadFile
-from agentcli.tools.records import CallStatus, ToolCallRecord
 from agentcli.usage import Budget
 
 

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from agentcli.errors import ModelError, RetryableModelError, TerminalReason
+from agentcli.errors import ModelError, RetryableModelError
 from agentcli.events import Event, ModelRetrying
 from agentcli.messages import Message, pairing_problems
 from agentcli.model import ModelRequest, ToolSpec
 from agentcli.model.anthropic import AnthropicModel
 from agentcli.model.retry import RetryingModel, RetryPolicy
+from agentcli.terminal_reason import TerminalReason
 from agentcli.testing.fake_api import (
     FakeMessagesServer,
     RawResponse,

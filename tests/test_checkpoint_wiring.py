@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from agentcli.call_records import ToolCallRecord
 from agentcli.conversation import ConversationManager
 from agentcli.permissions import NonInteractivePrompter, PermissionMode
 from agentcli.permissions.basic import ModePolicy
@@ -16,7 +17,6 @@ from agentcli.tasks import TaskResult
 from agentcli.testing import ScriptedModel, respond, text, tool_use
 from agentcli.tools.base import ToolContext
 from agentcli.tools.read_file import ReadFile
-from agentcli.tools.records import ToolCallRecord
 from agentcli.tools.shell import Shell
 from agentcli.tools.write_file import WriteFile
 

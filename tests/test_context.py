@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from agentcli.context import ContextSettings, ContextView, stub_text
 from agentcli.conversation import ConversationManager
-from agentcli.errors import ModelError, TerminalReason, UsageError
+from agentcli.errors import ModelError, UsageError
 from agentcli.events import Event, Notice, discard
 from agentcli.loop import LoopSettings, QueryLoop
 from agentcli.messages import (
@@ -29,6 +29,7 @@ from agentcli.model import ModelRequest, ModelResponse
 from agentcli.permissions import NonInteractivePrompter, PermissionMode
 from agentcli.permissions.basic import ModePolicy
 from agentcli.store import MemoryJournal
+from agentcli.terminal_reason import TerminalReason
 from agentcli.testing import FunctionModel, ScriptedModel, respond, text, thinking, tool_use
 from agentcli.tools.base import Risk, Tool, ToolContext, ToolInput, ToolOutput
 from agentcli.tools.runtime import ToolRuntime

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentcli.errors import FatalToolError, ModelError, TerminalReason
+from agentcli.call_records import CallStatus, ToolCallRecord
+from agentcli.errors import FatalToolError, ModelError
 from agentcli.events import Event, ToolCallFinished
 from agentcli.loop import LoopOutcome, LoopSettings, Nudge, QueryLoop, Stop
 from agentcli.messages import Message, pairing_problems
@@ -16,10 +17,10 @@ from agentcli.model import ModelRequest, ModelResponse
 from agentcli.permissions import NonInteractivePrompter, PermissionMode
 from agentcli.permissions.basic import ModePolicy
 from agentcli.store import MemoryJournal
+from agentcli.terminal_reason import TerminalReason
 from agentcli.testing import FunctionModel, ScriptedModel, respond, text, tool_use
 from agentcli.tools.base import Risk, Tool, ToolContext, ToolInput, ToolOutput
 from agentcli.tools.read_file import ReadFile
-from agentcli.tools.records import CallStatus, ToolCallRecord
 from agentcli.tools.runtime import ToolRuntime
 from agentcli.usage import Budget, Usage
 

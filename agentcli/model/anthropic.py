@@ -14,11 +14,12 @@ from typing import Any
 import anthropic
 import httpx2
 
-from agentcli.errors import ModelError, RetryableModelError, TerminalReason
+from agentcli.errors import ModelError, RetryableModelError
 from agentcli.events import EventSink
 from agentcli.messages import JsonObject, Message
 from agentcli.model import ModelRequest, ModelResponse
 from agentcli.model.stream import SseParser, StreamAccumulator
+from agentcli.terminal_reason import TerminalReason
 
 EPHEMERAL = {"type": "ephemeral"}
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})

@@ -22,6 +22,7 @@ from agentcli.permissions.shell import (
     parse_command,
     rough_commands,
 )
+from agentcli.truncation import shorten
 
 GIT_READS_REPOSITORY = frozenset(
     {
@@ -420,12 +421,8 @@ def protected_write_reason(
         return None  # git itself maintains .git; its destructive forms are checked separately
     for word in part.argv[1:]:
         if is_protected_path(word, agentcli_dirs, cwd) or _mentions(word, agentcli_dirs):
-            return f"{part.name} on {_shorten(word)}"
+            return f"{part.name} on {shorten(word, 80, marker='...')}"
     return None
-
-
-def _shorten(word: str) -> str:
-    return word if len(word) <= 80 else word[:77] + "..."
 
 
 def needs_git_write(part: SimpleCommand) -> bool:

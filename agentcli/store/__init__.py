@@ -3,7 +3,7 @@
 The runtime calls `call_started` (write-ahead, with the pre-state it expects) *before* a side
 effect runs, so a crash never loses the record of what may have happened. The ConversationManager
 brackets each user request with `task_started` / `task_finished`. `operations` is the ledger of
-business idempotency keys (see `store.idempotency`).
+business idempotency keys (the runtime's `tools.once` applies them).
 
 `MemoryJournal` keeps everything in memory (tests, embedding); `store.sqlite.SqliteJournal` is
 the durable one `agentcli` uses.
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agentcli.call_records import ToolCallRecord
 from agentcli.messages import Message
 from agentcli.store.ledger import MemoryLedger, OperationLedger
 from agentcli.tasks import TaskResult
-from agentcli.tools.records import ToolCallRecord
 
 
 class Journal(Protocol):

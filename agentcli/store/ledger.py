@@ -2,8 +2,9 @@
 
 Shared by every session and process of the user (it lives in the journal database), so a retry
 of the same business operation is recognised even after a crash or in another session. The
-rules that use it are in `store.idempotency`; this module is import-light on purpose (no tool
-API, no pydantic) so that commands reading the journal start fast.
+rules that use it (run a tool at most once per key) are the runtime's, in `tools.once`: this
+layer only stores. It is import-light on purpose (no tool API, no pydantic) so that commands
+reading the journal start fast.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from agentcli.call_records import CallStatus
 from agentcli.messages import Message
-from agentcli.tools.records import CallStatus
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

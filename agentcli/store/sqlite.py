@@ -22,13 +22,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agentcli.call_records import ToolCallRecord
 from agentcli.messages import Message
 from agentcli.store.db import connect, transaction
 from agentcli.store.faults import crash_point
 from agentcli.store.ledger import SqliteLedger
 from agentcli.store.lock import SessionLock
 from agentcli.tasks import TaskResult
-from agentcli.tools.records import ToolCallRecord
 
 
 class SessionNotFoundError(LookupError):

@@ -58,8 +58,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy: importing a submodule (e.g. tools.records for `sessions list`) must not pay for
-    # pydantic, which tools.base needs.
+    # Lazy: importing a submodule (e.g. tools.output) must not pay for pydantic, which
+    # tools.base needs.
     if name in __all__:
         from agentcli.tools import base
 

@@ -12,6 +12,8 @@ import uuid
 from pathlib import Path
 from typing import BinaryIO
 
+from agentcli.truncation import keep_ends
+
 DEFAULT_OUTPUT_CAP = 30_000
 NOTICE_ROOM = 600
 """Upper bound on what a truncation notice adds to the capped text."""
@@ -50,10 +52,11 @@ def read_on(spill_path: Path, offset: int) -> str:
 
 def cap_head(text: str, limit: int, spill_path: Path) -> str:
     """Keep the first `limit` characters (cut at a line boundary when possible)."""
-    if len(text) <= limit:
+    kept = keep_ends(text, limit)
+    if kept is None:
         return text
     save_spill(text, spill_path)
-    head = text[:limit]
+    head = kept.head
     cut = head.rfind("\n")
     if cut >= limit // 2:
         head = head[: cut + 1]

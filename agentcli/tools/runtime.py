@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentcli.call_records import CallStatus, ToolCallRecord
 from agentcli.errors import FatalToolError, ToolError, ToolErrorKind
 from agentcli.events import (
     EventSink,
@@ -41,10 +42,9 @@ from agentcli.permissions import (
 )
 from agentcli.sandbox.profile import Confinement
 from agentcli.store import Journal
-from agentcli.store.idempotency import call_once
 from agentcli.tools.base import Resources, Risk, Tool, ToolContext, ToolInput
+from agentcli.tools.once import call_once
 from agentcli.tools.output import cap_head, new_spill_path
-from agentcli.tools.records import CallStatus, ToolCallRecord
 
 BeforeChange = Callable[[ToolCallRecord, dict[str, Any] | None], Awaitable[None]]
 """Awaited before a call that may change something starts, with its record and pre-state."""

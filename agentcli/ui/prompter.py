@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentcli.permissions import Answer, PermissionRequest, PromptAnswer
+from agentcli.truncation import shorten
 from agentcli.ui.repl.calls import diff_text
 from agentcli.ui.safe import hidden_characters, visible
 
@@ -113,7 +114,7 @@ class TerminalPrompter:
     def _show(self, request: PermissionRequest) -> None:
         summary = visible(request.target.summary, keep="", crlf=False)
         if request.preview.strip() and len(summary) > MAX_SUMMARY:
-            summary = summary[: MAX_SUMMARY - 1] + "…"  # the preview below shows it whole
+            summary = shorten(summary, MAX_SUMMARY)  # the preview below shows it whole
         head = Text()
         head.append("? ", style="bold yellow")
         head.append(visible(request.tool, keep=""), style="bold")

@@ -30,6 +30,7 @@ from agentcli.events import (
     ToolCallStarted,
 )
 from agentcli.tasks import TaskResult
+from agentcli.truncation import shorten
 from agentcli.ui.safe import safe_console, visible
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ def _target(inp: dict[str, Any]) -> str:
     for key in ("path", "command", "pattern"):
         value = inp.get(key)
         if isinstance(value, str):
-            return value if len(value) <= 80 else value[:77] + "…"
+            return shorten(value, 80)
     return ""
 
 

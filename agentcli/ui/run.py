@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agentcli.config import flags_of, load_settings, untrusted_notice
 from agentcli.conversation import ConversationManager
-from agentcli.errors import TerminalReason, UsageError
+from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.model import ModelClient
 from agentcli.permissions import Prompter
@@ -26,6 +26,7 @@ from agentcli.session.build import build_manager as build_session
 from agentcli.session.build import locate, make_model
 from agentcli.settings import Settings
 from agentcli.tasks import ExitCode, TaskResult, TaskState
+from agentcli.terminal_reason import TerminalReason
 from agentcli.tools.process_group import kill_live_groups
 from agentcli.ui.render import StreamJson, TextProgress, print_result
 from agentcli.ui.safe import visible

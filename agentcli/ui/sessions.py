@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from agentcli.errors import UndoError
 from agentcli.paths import resolve_workspace
 from agentcli.session import records
+from agentcli.truncation import one_line
 from agentcli.ui.safe import visible
 
 SHORT_TEXT = 300
@@ -31,8 +32,7 @@ def _when(stamp: float | None) -> str:
 
 
 def _short(text: str, limit: int = SHORT_TEXT) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def sessions_list(workspace: Path | None, all_: bool, out: TextIO = sys.stdout) -> int:

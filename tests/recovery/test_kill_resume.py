@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentcli.call_records import CallStatus
 from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
-from agentcli.tools.records import CallStatus
 
 AGENTCLI = [sys.executable, "-m", "agentcli"]
 WRITE = {"path": "out.txt", "content": "hello\n"}

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.call_records import CallStatus, ToolCallRecord
 from agentcli.errors import SessionBusyError, UsageError
 from agentcli.events import Event, Notice
 from agentcli.messages import Message, pairing_problems
@@ -21,7 +22,6 @@ from agentcli.store.lock import SessionLock
 from agentcli.store.queries import CallRow
 from agentcli.store.sqlite import SqliteJournal
 from agentcli.testing import respond, text, tool_use
-from agentcli.tools.records import CallStatus, ToolCallRecord
 
 
 def sha(data: bytes) -> str:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agentcli.errors import TerminalReason
 from agentcli.events import (
     AcceptanceFinished,
     ModelResponded,
@@ -21,6 +20,7 @@ from agentcli.events import (
     UsageUpdated,
 )
 from agentcli.tasks import CheckEvidence, TaskResult, TaskState
+from agentcli.terminal_reason import TerminalReason
 from agentcli.ui.repl.calls import file_diff
 from agentcli.ui.repl.status import Status, format_tokens
 from agentcli.ui.repl.stream import TaskView

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.call_records import CallStatus
 from agentcli.errors import SessionBusyError
 from agentcli.messages import Message, pairing_problems
 from agentcli.permissions import PermissionMode
@@ -21,7 +22,6 @@ from agentcli.store.lock import SessionLock
 from agentcli.store.sqlite import SessionNotFoundError, SqliteJournal
 from agentcli.testing import ScriptedModel, respond, text, thinking, tool_use
 from agentcli.tools.base import Risk, Tool, ToolContext, ToolInput, ToolOutput
-from agentcli.tools.records import CallStatus
 
 
 def test_migrations_are_numbered_recorded_and_applied_once(tmp_path: Path) -> None:

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from agentcli.call_records import CallStatus, ToolCallRecord
 from agentcli.errors import UsageError
 from agentcli.messages import Message
 from agentcli.session.opening import find_resumed
 from agentcli.store.sqlite import SqliteJournal
 from agentcli.testing import respond, text, tool_use
-from agentcli.tools.records import CallStatus, ToolCallRecord
 from agentcli.ui.cli import run_app
 from agentcli.ui.sessions import sessions_export, sessions_list, sessions_show
 

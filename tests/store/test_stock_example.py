@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from agentcli.call_records import CallStatus
 from agentcli.messages import ToolResultBlock
 from agentcli.permissions import PermissionMode
 from agentcli.store import MemoryJournal, queries
 from agentcli.store.ledger import Operation, OperationState, fingerprint
 from agentcli.testing import ScriptedModel, respond, text, tool_use
-from agentcli.tools.records import CallStatus
 from examples.stock_reservation.service import StockServer
 from examples.stock_reservation.tools import LookupStock, ReserveStock
 

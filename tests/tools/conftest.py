@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.call_records import ToolCallRecord
 from agentcli.events import Event
 from agentcli.messages import ToolUseBlock
 from agentcli.permissions import Answer, PermissionMode, PermissionRequest, PromptAnswer
@@ -17,7 +18,6 @@ from agentcli.permissions.basic import ModePolicy
 from agentcli.store import MemoryJournal
 from agentcli.tools.base import Tool, ToolContext
 from agentcli.tools.builtin import builtin_tools
-from agentcli.tools.records import ToolCallRecord
 from agentcli.tools.runtime import ToolRuntime
 
 _ids = itertools.count(1)

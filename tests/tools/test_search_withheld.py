@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.call_records import ToolCallRecord
 from agentcli.errors import ToolErrorKind
 from agentcli.messages import ToolUseBlock
 from agentcli.permissions import (
@@ -30,7 +31,6 @@ from agentcli.store import MemoryJournal
 from agentcli.tools.base import PermissionTarget, Risk, Tool, ToolContext
 from agentcli.tools.glob_tool import Glob
 from agentcli.tools.grep import Grep, _rg_note
-from agentcli.tools.records import ToolCallRecord
 from agentcli.tools.ripgrep import RgResult, find_rg, run_rg
 from agentcli.tools.runtime import ToolRuntime
 from tests.tools.conftest import RecordingPrompter

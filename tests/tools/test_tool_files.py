@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from agentcli.call_records import CallStatus
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.tools.base import ToolContext
 from agentcli.tools.edit_file import EditFile, EditFileInput
-from agentcli.tools.records import CallStatus
 from agentcli.tools.textfile import write_atomic
 from agentcli.tools.write_file import WriteFile, WriteFileInput
 

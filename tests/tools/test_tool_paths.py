@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentcli.call_records import CallStatus
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.tools.paths import display_path, resolve_confined
-from agentcli.tools.records import CallStatus
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
+from agentcli.call_records import CallStatus
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.events import ToolCallFinished
 from agentcli.loop import LoopSettings, QueryLoop
@@ -26,7 +27,6 @@ from agentcli.tools.base import (
     ToolInput,
     ToolOutput,
 )
-from agentcli.tools.records import CallStatus
 from agentcli.tools.runtime import ToolRuntime
 from agentcli.usage import Budget
 

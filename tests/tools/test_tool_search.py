@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from agentcli.call_records import CallStatus
 from agentcli.errors import ToolErrorKind
 from agentcli.tools.base import ToolContext
 from agentcli.tools.glob_tool import Glob
 from agentcli.tools.grep import Grep
 from agentcli.tools.output import split_lines
-from agentcli.tools.records import CallStatus
 from agentcli.tools.ripgrep import find_rg
 
 FILES = {

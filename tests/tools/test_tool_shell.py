@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
+from agentcli.call_records import CallStatus
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.sandbox.profile import WORKSPACE_WRITE, Confinement, PreparedCommand
 from agentcli.tools.base import EXCLUSIVE, Resources, ToolContext
-from agentcli.tools.records import CallStatus
 from agentcli.tools.shell import Shell, ShellInput, is_read_only_command
 
 

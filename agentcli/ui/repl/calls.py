@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.text import Text
 
+from agentcli.truncation import one_line
 from agentcli.ui.safe import visible
 
 FILE_TOOLS = frozenset({"write_file", "edit_file"})
@@ -26,8 +27,7 @@ def call_target(inp: dict[str, Any], width: int = 60) -> str:
     for key in ("path", "command", "pattern", "url", "query"):
         value = inp.get(key)
         if isinstance(value, str) and value:
-            flat = " ".join(value.split())
-            return flat if len(flat) <= width else flat[: width - 1] + "…"
+            return one_line(value, width)
     return ""
 
 

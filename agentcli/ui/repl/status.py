@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from agentcli.truncation import shorten
 from agentcli.ui.safe import visible
 from agentcli.usage import Usage
 
@@ -106,5 +107,4 @@ class Status:
 def _fit(text: str, width: int) -> str:
     """One line of at most `width` characters, with anything untrusted in it (a command, a
     model name) made visible."""
-    text = visible(text, keep="")
-    return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+    return shorten(visible(text, keep=""), width)

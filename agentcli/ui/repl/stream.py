@@ -35,6 +35,7 @@ from agentcli.events import (
     TurnStarted,
     UsageUpdated,
 )
+from agentcli.truncation import shorten
 from agentcli.ui.repl.calls import (
     FILE_TOOLS,
     call_line,
@@ -141,7 +142,7 @@ class TaskView:
     def _retrying(self, event: ModelRetrying) -> None:
         shown = self.markdown.discard()
         void = "; the text above is void" if shown else ""
-        reason = visible(event.reason if len(event.reason) <= 40 else event.reason[:39] + "…")
+        reason = visible(shorten(event.reason, 40))
         self.console.print(
             Text(
                 f"  ↻ retry {event.attempt} in {event.delay_s:.1f}s ({reason}){void}",

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from agentcli.call_records import ToolCallRecord
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.store.ledger import Operation, OperationLedger, OperationState, fingerprint
 from agentcli.tools.base import Tool, ToolContext, ToolInput, ToolOutput
-from agentcli.tools.records import ToolCallRecord
 
 # Tool errors after which the effect may or may not have happened.
 _UNCERTAIN_KINDS = frozenset(

@@ -1,4 +1,8 @@
-"""The record of one tool call: what was proposed, what ran, and how it ended."""
+"""The record of one tool call: what was proposed, what ran, and how it ended.
+
+Shared vocabulary at the bottom (it imports only errors and messages): the journal stores these
+records and the runtime fills them in, so neither has to import the other's layer for them.
+"""
 
 from __future__ import annotations
 

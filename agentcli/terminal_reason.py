@@ -1,0 +1,25 @@
+"""Why a query loop stopped: the terminal reasons every layer shares.
+
+A leaf at the bottom (it imports nothing of agentcli): the loop returns one, errors that end a
+task carry one, the task result maps it to a state and an exit code, and the UI renders it.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class TerminalReason(enum.StrEnum):
+    """Why a query loop stopped. Every stop has exactly one of these."""
+
+    COMPLETED = "completed"
+    MAX_TURNS = "max_turns"
+    ABORTED = "aborted"
+    TIMEOUT = "timeout"
+    PERMISSION_DENIED = "permission_denied"
+    BUDGET_EXCEEDED = "budget_exceeded"
+    FATAL_TOOL_ERROR = "fatal_tool_error"
+    MODEL_ERROR = "model_error"
+    REFUSED = "refused"
+    CONTEXT_EXHAUSTED = "context_exhausted"
+    NO_PROGRESS = "no_progress"
