@@ -1,10 +1,16 @@
-"""The command line: parse, build options, call the command. No logic lives here.
+"""The command line, defined once: parse, build options, call the command. No logic lives here.
 
-The commands' bodies are `fastpath`'s handlers, which also run them when it can read the
-arguments without typer: both ways of parsing end in the same call."""
+Every command's body imports what it runs only when it runs, so `--help` and the model-free
+commands never load the SDK, the shell parser or the REPL's UI. typer itself costs ~20 ms, and
+~50-100 ms more for the pydantic adapters it builds per option (measured in
+`bench/bench_startup.py`); `entry.main` spares `--version` and the bare REPL even that, since
+neither has anything to parse.
+"""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +18,7 @@ import typer
 
 from agentcli import __version__
 from agentcli.errors import UsageError
-from agentcli.ui import fastpath as commands
+from agentcli.ui.safe import visible
 
 app = typer.Typer(
     name="agentcli",
@@ -62,16 +68,18 @@ def root(
                 hint=f"put them after the command: agentcli {ctx.invoked_subcommand} [OPTIONS]",
             )
         return
-    raise typer.Exit(
-        commands.repl(
-            cwd=cwd,
-            model=model,
-            permission_mode=permission_mode,
-            allow=list(allow),
-            deny=list(deny),
-            accept=list(accept),
-        )
+    from agentcli.ui.repl.main import main as repl_main
+    from agentcli.ui.repl.settings import ReplSettings
+
+    settings = ReplSettings(
+        cwd=cwd,
+        model=model,
+        permission_mode=permission_mode,
+        allow=list(allow),
+        deny=list(deny),
+        accept=list(accept),
     )
+    raise typer.Exit(repl_main(settings))
 
 
 @app.command()
@@ -139,25 +147,29 @@ def run(
     ] = False,
 ) -> None:
     """Run one task, then exit."""
+    from agentcli.ui.run import RunOptions, run_command
+
     raise typer.Exit(
-        commands.run(
-            task=task,
-            model=model,
-            cwd=cwd,
-            permission_mode=permission_mode,
-            allow=allow,
-            deny=deny,
-            max_turns=max_turns,
-            max_cost=max_cost,
-            max_tokens=max_tokens,
-            timeout=timeout,
-            accept=accept,
-            accept_retries=accept_retries,
-            resume=resume,
-            continue_=continue_,
-            output_format=output_format,
-            quiet=quiet,
-            trust_project=trust_project,
+        run_command(
+            RunOptions(
+                task=task,
+                model=model,
+                cwd=cwd,
+                permission_mode=permission_mode,
+                allow=allow,
+                deny=deny,
+                max_turns=max_turns,
+                max_cost=max_cost,
+                max_tokens=max_tokens,
+                timeout=timeout,
+                accept=accept,
+                accept_retries=accept_retries,
+                resume=resume,
+                continue_=continue_,
+                output_format=output_format,
+                quiet=quiet,
+                trust_project=trust_project,
+            )
         )
     )
 
@@ -178,7 +190,9 @@ def sessions_list(
     all_: Annotated[bool, typer.Option("--all", help="Sessions of every workspace.")] = False,
 ) -> None:
     """List this workspace's sessions, newest first."""
-    raise typer.Exit(commands.sessions_list(cwd, all_))
+    from agentcli.ui import sessions
+
+    raise typer.Exit(sessions.sessions_list(cwd, all_))
 
 
 @sessions_app.command("show")
@@ -186,7 +200,9 @@ def sessions_show(
     session_id: Annotated[str, typer.Argument(help="Session id (or prefix).")],
 ) -> None:
     """Show a session's conversation and each tool call's status."""
-    raise typer.Exit(commands.sessions_show(session_id))
+    from agentcli.ui import sessions
+
+    raise typer.Exit(sessions.sessions_show(session_id))
 
 
 @sessions_app.command("export")
@@ -194,7 +210,9 @@ def sessions_export(
     session_id: Annotated[str, typer.Argument(help="Session id (or prefix).")],
 ) -> None:
     """Print a session as JSON: messages, tasks and tool calls."""
-    raise typer.Exit(commands.sessions_export(session_id))
+    from agentcli.ui import sessions
+
+    raise typer.Exit(sessions.sessions_export(session_id))
 
 
 @app.command()
@@ -203,13 +221,17 @@ def undo(
     cwd: _CwdOption = None,
 ) -> None:
     """Revert the file changes of the last (or given) task."""
-    raise typer.Exit(commands.undo(cwd, task))
+    from agentcli.ui import sessions
+
+    raise typer.Exit(sessions.undo_command(cwd, task))
 
 
 @app.command()
 def doctor(cwd: _CwdOption = None) -> None:
     """Check the setup: model config, API key, git, ripgrep and the OS sandbox."""
-    raise typer.Exit(commands.doctor(cwd))
+    from agentcli.ui.doctor import doctor_command
+
+    raise typer.Exit(doctor_command(cwd))
 
 
 @app.command()
@@ -228,7 +250,6 @@ def trust(
 
 def run_app(args: list[str]) -> int:
     """Run the CLI; UsageError becomes a one-line message and exit code 2."""
-    from agentcli.ui.fastpath import guarded
 
     def call() -> int:
         try:
@@ -238,3 +259,27 @@ def run_app(args: list[str]) -> int:
         return 0
 
     return guarded(call)
+
+
+def guarded(call: Callable[[], int]) -> int:
+    """Run a command: a UsageError becomes one line and exit code 2; a bug becomes one line,
+    exit code 1 and a traceback in the error log."""
+    try:
+        return call()
+    except KeyboardInterrupt:  # Ctrl-C before a command installs its own handlers
+        sys.stderr.write("\nagentcli: aborted\n")
+        return 130
+    except UsageError as exc:
+        sys.stderr.write(f"agentcli: error: {visible(exc.message)}\n")
+        if exc.hint:
+            sys.stderr.write(f"  hint: {visible(exc.hint)}\n")
+        return 2
+    except Exception as exc:  # a bug: one line for the user, the traceback in a log file
+        from agentcli.ui.errorlog import log_internal_error
+
+        log = log_internal_error(exc)
+        where = f" (details in {log})" if log is not None else ""
+        sys.stderr.write(
+            f"agentcli: internal error: {type(exc).__name__}: {visible(str(exc))}{where}\n"
+        )
+        return 1

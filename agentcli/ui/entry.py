@@ -1,6 +1,6 @@
-"""Console-script entry point. `--version` answers before anything heavy is imported, the REPL
-(no arguments) starts without loading the command-line parser, and so does every command whose
-arguments `fastpath` can read."""
+"""Console-script entry point. `--version` answers before anything heavy is imported and the REPL
+(no arguments) starts without loading the command-line parser: neither has anything to parse.
+Everything else goes to the one command-line definition, `cli.py`."""
 
 from __future__ import annotations
 
@@ -26,11 +26,6 @@ def main(argv: list[str] | None = None) -> int:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        from agentcli.ui.fastpath import dispatch
-
-        code = dispatch(args)
-        if code is not None:
-            return code
         from agentcli.ui.cli import run_app
 
         return run_app(args)
