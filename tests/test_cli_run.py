@@ -310,3 +310,32 @@ def test_version_and_help_do_not_import_the_sdk(workspace: Path) -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=workspace, timeout=60
     )
     assert proc.stdout.strip().endswith("[0, 0, 0] False"), proc.stdout + proc.stderr
+
+
+def test_a_background_process_holding_stdout_open_does_not_break_the_exit(
+    server: FakeMessagesServer, workspace: Path
+) -> None:
+    """An unconfined command whose child starts its own session keeps the output pipe open
+    after agentcli is done with it: the exit is still clean (no 'Event loop is closed')."""
+    command = "setsid sh -c 'echo $$ > escaped.pid; sleep 300' & echo started"
+    server.push(
+        stream_message([tool_use("shell", {"command": command}, id="toolu_1")]),
+        stream_message([text("done")]),
+    )
+    proc = agentcli(
+        "run",
+        "go",
+        "--permission-mode",
+        "yolo",
+        "--output-format",
+        "json",
+        server=server,
+        cwd=workspace,
+    )
+    escaped = int((workspace / "escaped.pid").read_text())
+    try:
+        assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stderr and "Event loop is closed" not in proc.stderr
+        assert json.loads(proc.stdout)["final_text"] == "done"
+    finally:
+        os.kill(escaped, signal.SIGKILL)

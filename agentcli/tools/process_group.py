@@ -38,6 +38,10 @@ class CommandResult:
     timed_out: bool
     stopped_leftovers: bool
     """Background processes were still running when the command exited and were stopped."""
+    output_held: bool = False
+    """Once the command and its group were gone, something outside the group (a process that
+    started its own session) still held the output open: it was not stopped, and whatever it
+    writes from now on is not read."""
 
 
 _LIVE_GROUPS: set[int] = set()
@@ -133,29 +137,65 @@ async def run_in_group(
 ) -> CommandResult:
     """Run `argv` (with `env`, default: ours without agentcli's own credentials)."""
     started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=dict(env) if env is not None else without_own_credentials(os.environ),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )
+    # Our own pipe, not asyncio's: a process that escaped the group (its own setsid) can hold
+    # the write end for as long as it likes, and only a read end we own can be closed while
+    # the event loop still runs (asyncio's would be closed at exit, after the loop).
+    read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=dict(env) if env is not None else without_own_credentials(os.environ),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
     _LIVE_GROUPS.add(proc.pid)
     try:
-        return await _supervise(proc, collector, timeout_s, started)
+        return await _supervise(proc, read_fd, collector, timeout_s, started)
     finally:
         _LIVE_GROUPS.discard(proc.pid)
 
 
 async def _supervise(
     proc: asyncio.subprocess.Process,
+    read_fd: int,
     collector: HeadTailCollector,
     timeout_s: float,
     started: float,
 ) -> CommandResult:
-    reader = asyncio.create_task(_pump(proc, collector))
+    pipe = os.fdopen(read_fd, "rb", buffering=0)
+    stream = asyncio.StreamReader()
+    loop = asyncio.get_running_loop()
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stream), pipe
+        )
+    except BaseException:
+        pipe.close()
+        raise
+    try:
+        return await _collect(proc, stream, collector, timeout_s, started)
+    finally:
+        # Closed here, while the loop runs, even when someone outside the group still holds
+        # the other end.
+        transport.close()
+
+
+async def _collect(
+    proc: asyncio.subprocess.Process,
+    stream: asyncio.StreamReader,
+    collector: HeadTailCollector,
+    timeout_s: float,
+    started: float,
+) -> CommandResult:
+    reader = asyncio.create_task(_pump(stream, collector))
     timed_out = stopped_leftovers = False
     try:
         try:
@@ -172,7 +212,8 @@ async def _supervise(
         reader.cancel()
         await asyncio.shield(stop_group(proc))
         raise
-    if not reader.done():
+    output_held = not reader.done()
+    if output_held:
         reader.cancel()
         # asyncio.wait, unlike awaiting the task, never mistakes the reader's cancellation
         # for our own.
@@ -183,10 +224,10 @@ async def _supervise(
         duration_s=time.monotonic() - started,
         timed_out=timed_out,
         stopped_leftovers=stopped_leftovers,
+        output_held=output_held,
     )
 
 
-async def _pump(proc: asyncio.subprocess.Process, collector: HeadTailCollector) -> None:
-    assert proc.stdout is not None
-    while chunk := await proc.stdout.read(1 << 16):
+async def _pump(stream: asyncio.StreamReader, collector: HeadTailCollector) -> None:
+    while chunk := await stream.read(1 << 16):
         collector.feed(chunk)

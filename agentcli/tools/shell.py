@@ -182,6 +182,11 @@ def _success(command: str, result: CommandResult, output: str, ctx: ToolContext)
             "[background processes were still running when the command exited and were "
             "stopped; run a server and its client in one command if you need both]"
         )
+    if result.output_held:
+        notes.append(
+            "[a process that left the command's process group (its own session) still holds "
+            "the output open: it was not stopped, and what it writes from now on is not read]"
+        )
     failed = code != 0 and not normal_failure
     # The sandbox's own notes (a planted .git removed) are explained whatever the exit code.
     own_note = "agentcli sandbox: " in result.output.text

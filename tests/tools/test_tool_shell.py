@@ -119,6 +119,29 @@ async def test_background_processes_do_not_outlive_the_command(
     assert not alive(int((workspace / "sleeper.pid").read_text()))
 
 
+async def test_a_process_in_its_own_session_holding_the_output_is_said_and_left_unread(
+    harness: Any, workspace: Path
+) -> None:
+    """`setsid` leaves the command's process group (the unconfined case: the sandbox's PID
+    namespace stops it): the call still ends, says so, and closes its end of the pipe."""
+    command = "setsid sh -c 'echo $$ > escaped.pid; sleep 300' & echo started"
+    record = await harness.call("shell", command=command)
+    escaped = int(await wait_for_file(workspace / "escaped.pid"))
+    try:
+        assert record.status is CallStatus.SUCCEEDED and "\nstarted\n" in record.result_text
+        assert "still holds the output open: it was not stopped" in record.result_text
+        # Our read end is closed: nothing of the call is left for the loop to tear down.
+        pipes = [
+            os.readlink(f"/proc/self/fd/{fd}")
+            for fd in os.listdir("/proc/self/fd")
+            if os.path.exists(f"/proc/self/fd/{fd}")
+        ]
+        escaped_pipe = os.readlink(f"/proc/{escaped}/fd/1")
+        assert escaped_pipe.startswith("pipe:") and escaped_pipe not in pipes
+    finally:
+        os.kill(escaped, 9)
+
+
 async def test_long_output_keeps_head_and_tail(harness: Any, ctx: ToolContext) -> None:
     ctx.output_cap = 4000
     record = await harness.call("shell", command="seq 1 100000")
