@@ -3,8 +3,9 @@ config files) and what was asked for (a new session or which one to resume, the 
 ConversationManager ready for tasks. `agentcli run` and the REPL both build theirs here.
 
 Everything that can reject the invocation (a busy session, a bad budget, an unknown price, a
-broken acceptance command) is checked before the model client is made (the ~2 s SDK import) and
-before a session is created or recovered.
+broken acceptance command, no API key) is checked before a session is created or recovered; the
+SDK itself (~2 s to import) is loaded only when the first request goes out, after the session
+and the task's prompt are journaled.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from agentcli.events import EventSink
 from agentcli.instructions import system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
+from agentcli.model.deferred import DeferredModel
 from agentcli.owngit import RepoDecision, decide
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
@@ -54,16 +56,28 @@ def locate(
     return SessionTarget(workspace=workspace, resumed=resumed)
 
 
-def make_model(name: str) -> ModelClient:
-    """The Anthropic client for model `name`; UsageError without an API key."""
+def require_api_key() -> None:
+    """UsageError (exit 2, before any session exists) when there is no credential."""
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
         raise UsageError(
             "ANTHROPIC_API_KEY is not set",
             hint="export ANTHROPIC_API_KEY=sk-ant-… (or set ANTHROPIC_AUTH_TOKEN)",
         )
-    from agentcli.model.anthropic import AnthropicModel  # the ~2 s SDK import happens here
+
+
+def anthropic_client(name: str) -> ModelClient:
+    """The Anthropic client for model `name`, made now: the ~2 s SDK import happens here."""
+    require_api_key()
+    from agentcli.model.anthropic import AnthropicModel
 
     return AnthropicModel(name)
+
+
+def make_model(name: str) -> ModelClient:
+    """The client for model `name`; UsageError without an API key. The SDK is imported when the
+    first request goes out, so the session and the task's prompt are journaled before it."""
+    require_api_key()
+    return DeferredModel(name, lambda: anthropic_client(name))
 
 
 def session_model(target: SessionTarget, settings: Settings) -> str:

@@ -205,3 +205,49 @@ def _read(path: Path) -> str:
         return path.read_text()
     except FileNotFoundError:
         return ""
+
+
+def test_killed_while_the_sdk_loads_keeps_the_session_and_the_prompt(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The SDK import takes seconds; a kill during it must not lose the task. An `anthropic`
+    package that blocks on import stands in for it: once its import has begun, the session and
+    the prompt must already be journaled."""
+    package = tmp_path / "slow-sdk" / "anthropic"
+    package.mkdir(parents=True)
+    began, never = tmp_path / "import-began", tmp_path / "never-written"
+    os.mkfifo(never)
+    (package / "__init__.py").write_text(
+        f"open({str(began)!r}, 'w').close()\nopen({str(never)!r}).read()\n"
+    )
+    with FakeMessagesServer() as server:
+        process = subprocess.Popen(
+            [*AGENTCLI, "run", "-C", str(workspace), "remember this prompt"],
+            env={
+                **os.environ,
+                "ANTHROPIC_BASE_URL": server.base_url,
+                "ANTHROPIC_API_KEY": "test",
+                "PYTHONPATH": str(package.parent),
+            },
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 60  # a bound on a hang, not a timing assertion
+            while not began.exists() and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert began.exists(), process.communicate(timeout=5)
+        finally:
+            process.kill()
+            process.communicate(timeout=30)
+        assert server.requests == []
+        (session,) = queries.list_sessions(connect(), str(workspace.resolve()))
+        prompts = [m.text for m in queries.load_messages(connect(), session.id)]
+        assert prompts == ["remember this prompt"]
+
+        server.push(stream_message([text("done")]))
+        resume(server, workspace, session.id)
+        sent = server.requests[0].body["messages"]
+        assert "remember this prompt" in str(sent[0])

@@ -210,7 +210,7 @@ async def test_deferred_model_takes_the_warmed_client_and_closes_it() -> None:
 
     client = Client()
     backend._warm_clients["claude-test"] = client  # what warm_model leaves for the first task
-    model = backend.DeferredModel("claude-test")
+    model = backend.repl_model("claude-test")
     request = ModelRequest(system="s", messages=(), tools=(), max_tokens=10)
     response = await model.complete(request, discard)
     assert response.message.text == "warm"

@@ -125,10 +125,10 @@ class Repl:
         self.settings.model = name
         self.status.model = name
         if self._manager is not None:
-            from agentcli.ui.repl.backend import DeferredModel
+            from agentcli.ui.repl.backend import repl_model
 
             self._retire(self._manager.model)
-            self._manager.model = DeferredModel(name)
+            self._manager.model = repl_model(name)
             self._record_setting(model=name)
 
     def set_mode(self, mode: str) -> None:

@@ -8,7 +8,6 @@ while the user types the first message.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -16,9 +15,10 @@ from typing import TYPE_CHECKING
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink
-from agentcli.model import ModelClient, ModelRequest, ModelResponse
+from agentcli.model import ModelClient
+from agentcli.model.deferred import DeferredModel
 from agentcli.permissions import PermissionMode, Prompter
-from agentcli.session.build import build_manager, locate, make_model
+from agentcli.session.build import anthropic_client, build_manager, locate
 from agentcli.ui.run import announce_untrusted, say
 
 if TYPE_CHECKING:
@@ -33,42 +33,24 @@ def warm_model(name: str) -> None:
     """Create the API client for `name` ahead of the first request (from the preload thread),
     so the first task does not pay for it. Without an API key there is nothing to create."""
     try:
-        client = make_model(name)
+        client = anthropic_client(name)
     except UsageError:
         return
     with _warm_lock:
         _warm_clients.setdefault(name, client)
 
 
-class DeferredModel:
-    """A ModelClient that gets its Anthropic client on the first request: the one warmed in
-    the background if there is one, else made in a worker thread, so the SDK import never
-    freezes the terminal (and Ctrl-C still works)."""
+def repl_model(name: str) -> ModelClient:
+    """The REPL's client for `name`: the one warmed in the background if there is one, else made
+    (in a worker thread) when the first request goes out, so the SDK import never freezes the
+    terminal. Without an API key, that first request says so."""
 
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._client: ModelClient | None = None
+    def warm_or_new() -> ModelClient:
+        with _warm_lock:
+            client = _warm_clients.pop(name, None)
+        return client if client is not None else anthropic_client(name)
 
-    @property
-    def model(self) -> str:
-        return self._name
-
-    async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
-        client = self._client
-        if client is None:
-            with _warm_lock:
-                client = _warm_clients.pop(self._name, None)
-            if client is None:
-                client = await asyncio.to_thread(make_model, self._name)
-            self._client = client
-        return await client.complete(request, on_event)
-
-    async def aclose(self) -> None:
-        """Close the API client's connections, if it was ever created."""
-        close = getattr(self._client, "aclose", None)
-        self._client = None
-        if close is not None:
-            await close()
+    return DeferredModel(name, warm_or_new)
 
 
 def build_repl_manager(
@@ -76,7 +58,7 @@ def build_repl_manager(
     events: EventSink,
     prompter: Prompter,
     *,
-    model_factory: Callable[[str], ModelClient] = DeferredModel,
+    model_factory: Callable[[str], ModelClient] = repl_model,
 ) -> ConversationManager:
     """A new session with what the REPL was started with (and /model, /mode since)."""
     target = locate(settings.cwd)
