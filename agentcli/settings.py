@@ -157,6 +157,19 @@ class ContextSection(BaseModel):
     """Tool rounds whose results are always sent in full."""
 
 
+class ApiSection(BaseModel):
+    """`[api]`: how long a model request is waited on, and retried."""
+
+    model_config = _STRICT
+
+    idle_timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False), HARMLESS] = 90.0
+    """Seconds the connection may stay silent (no byte, not even a ping) before the attempt is
+    abandoned and retried."""
+    max_retry_wait_s: Annotated[float, Field(ge=0, allow_inf_nan=False), HARMLESS] = 900.0
+    """The longest wait a server may ask for (`retry-after`) that is honoured; a longer one ends
+    the task with an error that says so."""
+
+
 @dataclass(frozen=True, slots=True)
 class Origin:
     """Where a value came from: a config file, a flag or an environment variable."""
@@ -203,6 +216,7 @@ class Settings(BaseModel):
     acceptance: AcceptanceSection = AcceptanceSection()
     convergence: ConvergenceSection = ConvergenceSection()
     context: ContextSection = ContextSection()
+    api: ApiSection = ApiSection()
 
     _provenance: Provenance = PrivateAttr(default_factory=Provenance)
 

@@ -18,6 +18,7 @@ from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.terminal_reason import TerminalReason
 from agentcli.testing.fake_api import (
     FakeMessagesServer,
+    HangResponse,
     RawResponse,
     SseResponse,
     error_response,
@@ -232,3 +233,89 @@ async def test_an_empty_answer_is_kept_in_history_but_never_sent_back_empty(
     assert all(block.get("text") != "" for message in sent for block in message["content"])
     assert [m["role"] for m in sent] == ["user", "user"]
     assert history[1] is first.message  # the history itself is not rewritten
+
+
+IDLE_S = 1.0
+"""The idle timeout of the stall tests: the fake server stalls until it closes, so this is how
+long each stalled attempt lasts, not a bound the test checks."""
+
+
+def watching(server: FakeMessagesServer, waits: list[float], **policy: float) -> RetryingModel:
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    return RetryingModel(
+        model_for(server), RetryPolicy(idle_timeout_s=IDLE_S, **policy), sleep=sleep
+    )
+
+
+async def test_a_stream_that_stalls_after_the_headers_is_abandoned_and_retried(
+    server: FakeMessagesServer,
+) -> None:
+    server.push(
+        SseResponse(events=message_events([text("never finished")]), stall_after=3),
+        stream_message([text("whole answer")]),
+    )
+    seen: list[Event] = []
+    result = await watching(server, []).complete(REQUEST, seen.append)
+    assert result.message.text == "whole answer"
+    (retry,) = [e for e in seen if isinstance(e, ModelRetrying)]
+    assert retry.reason == f"the response stream stalled: nothing received for {IDLE_S:g} s"
+
+
+async def test_a_server_that_never_answers_is_abandoned_and_retried(
+    server: FakeMessagesServer,
+) -> None:
+    server.push(HangResponse(seconds=120), stream_message([text("answer")]))
+    seen: list[Event] = []
+    result = await watching(server, []).complete(REQUEST, seen.append)
+    assert result.message.text == "answer"
+    (retry,) = [e for e in seen if isinstance(e, ModelRetrying)]
+    assert retry.reason == f"no response: nothing received for {IDLE_S:g} s"
+
+
+async def test_a_stream_that_keeps_stalling_ends_in_a_clear_error(
+    server: FakeMessagesServer,
+) -> None:
+    server.push(*[SseResponse(events=message_events([text("x")]), stall_after=2) for _ in range(2)])
+    with pytest.raises(ModelError, match=r"stream stalled.*gave up after 2 attempts"):
+        await watching(server, [], max_attempts=2).complete(REQUEST, lambda _e: None)
+
+
+async def test_a_slow_stream_that_keeps_sending_is_not_a_stall(
+    server: FakeMessagesServer,
+) -> None:
+    """The timeout is on silence, not on the whole answer: a stream that takes longer than the
+    idle timeout in all, but never pauses that long, completes."""
+    events = message_events([text("slow but steady")])
+    server.push(SseResponse(events=events, delay_s=IDLE_S / 4))
+    assert len(events) * IDLE_S / 4 > IDLE_S
+    seen: list[Event] = []
+    result = await watching(server, []).complete(REQUEST, seen.append)
+    assert result.message.text == "slow but steady"
+    assert not [e for e in seen if isinstance(e, ModelRetrying)]
+
+
+@pytest.mark.parametrize("asked", ["45", "120", "600"])
+async def test_retry_after_is_honoured_as_asked(server: FakeMessagesServer, asked: str) -> None:
+    server.push(
+        error_response(429, "rate_limit_error", "slow down", retry_after=asked),
+        stream_message([text("ok")]),
+    )
+    waits: list[float] = []
+    seen: list[Event] = []
+    result = await watching(server, waits).complete(REQUEST, seen.append)
+    assert result.message.text == "ok"
+    assert waits == [float(asked)]
+    (retry,) = [e for e in seen if isinstance(e, ModelRetrying)]
+    assert retry.delay_s == float(asked)
+
+
+async def test_retry_after_beyond_the_ceiling_ends_the_task_at_once(
+    server: FakeMessagesServer,
+) -> None:
+    server.push(error_response(429, "rate_limit_error", "slow down", retry_after="3600"))
+    waits: list[float] = []
+    with pytest.raises(ModelError, match=r"asks to wait 3600 s.*max_retry_wait_s = 900 s"):
+        await watching(server, waits, max_retry_after_s=900).complete(REQUEST, lambda _e: None)
+    assert waits == [] and len(server.requests) == 1

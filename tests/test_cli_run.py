@@ -339,3 +339,19 @@ def test_a_background_process_holding_stdout_open_does_not_break_the_exit(
         assert json.loads(proc.stdout)["final_text"] == "done"
     finally:
         os.kill(escaped, signal.SIGKILL)
+
+
+def test_a_stalled_stream_is_said_on_stderr_and_retried(
+    server: FakeMessagesServer, workspace: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.toml").write_text("[api]\nidle_timeout_s = 1\n")
+    server.push(
+        SseResponse(events=message_events([text("never finished")]), stall_after=3),
+        stream_message([text("whole answer")]),
+    )
+    proc = agentcli("run", "hi", server=server, cwd=workspace, AGENTCLI_CONFIG_DIR=str(config))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "whole answer\n"
+    assert "the response stream stalled: nothing received for 1 s); retry 1 in" in proc.stderr

@@ -226,6 +226,8 @@ UNTRUSTED_TABLE: list[tuple[str, Any, bool]] = [
     ("context.window_tokens", 1000, True),
     ("context.elide_at", 0.9, True),
     ("context.keep_recent", 5, True),
+    ("api.idle_timeout_s", 30, True),
+    ("api.max_retry_wait_s", 60, True),
 ]
 
 

@@ -49,6 +49,8 @@ class ModelRequest:
     messages: Sequence[Message]
     tools: Sequence[ToolSpec] = ()
     max_tokens: int = 16_384
+    idle_timeout_s: float | None = None
+    """Give up on the attempt when the server sends nothing for this long (None: never)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,6 +8,7 @@ JSON object the API sent. SDK errors are mapped to ours in exactly one place,
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,17 +57,28 @@ class AnthropicModel:
         params = build_request_params(self._model, request)
         acc = StreamAccumulator(on_event=on_event)
         request_id: str | None = None
+        idle = request.idle_timeout_s
+        clock = asyncio.get_running_loop()
         try:
-            async with self._client.messages.with_streaming_response.create(**params) as response:
-                request_id = response.headers.get("request-id")
-                parser = SseParser()
-                async for line in response.iter_lines():
-                    sse = parser.feed_line(line)
-                    if sse is not None:
-                        acc.feed_sse(sse)
-                last = parser.flush()
-                if last is not None:
-                    acc.feed_sse(last)
+            # The watchdog is pushed back by every line the server sends (pings included), so it
+            # fires only when the connection goes quiet, however long the whole answer takes.
+            async with asyncio.timeout(idle) as watchdog:
+                create = self._client.messages.with_streaming_response.create
+                async with create(**params) as response:
+                    request_id = response.headers.get("request-id")
+                    parser = SseParser()
+                    async for line in response.iter_lines():
+                        if idle is not None:
+                            watchdog.reschedule(clock.time() + idle)
+                        sse = parser.feed_line(line)
+                        if sse is not None:
+                            acc.feed_sse(sse)
+                    last = parser.flush()
+                    if last is not None:
+                        acc.feed_sse(last)
+        except TimeoutError as exc:
+            waited = "no response" if request_id is None else "the response stream stalled"
+            raise RetryableModelError(f"{waited}: nothing received for {idle:g} s") from exc
         except anthropic.APIError as exc:
             raise _map_api_error(exc) from exc
         except httpx2.HTTPError as exc:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agentcli.errors import ModelError, RetryableModelError
 from agentcli.events import EventSink, ModelRetrying
 from agentcli.model import ModelClient, ModelRequest, ModelResponse
+from agentcli.settings import DEFAULTS
 from agentcli.usage import Clock
 
 
@@ -24,10 +25,15 @@ class RetryPolicy:
     """Total attempts including the first."""
     base_delay_s: float = 1.0
     max_delay_s: float = 30.0
+    """Ceiling of our own backoff (when the server does not say how long to wait)."""
+    max_retry_after_s: float = DEFAULTS.api.max_retry_wait_s
+    """The longest `retry-after` honoured; a server asking for more ends the task at once."""
+    idle_timeout_s: float | None = DEFAULTS.api.idle_timeout_s
+    """An attempt whose connection is silent this long is abandoned (and retried)."""
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_delay_s)
+            return max(retry_after, 0.0)  # what the server asks, checked against the ceiling
         exp = self.base_delay_s * (2 ** (attempt - 1))
         jittered: float = exp * (0.75 + random.random() * 0.5)
         return min(jittered, self.max_delay_s)
@@ -57,6 +63,8 @@ class RetryingModel:
 
     async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
         attempt = 1
+        if request.idle_timeout_s is None:
+            request = replace(request, idle_timeout_s=self.policy.idle_timeout_s)
         while True:
             try:
                 return await self.inner.complete(request, on_event)
@@ -67,6 +75,12 @@ class RetryingModel:
                         status_code=exc.status_code,
                     ) from exc
                 delay = self.policy.delay(attempt, exc.retry_after)
+                if delay > self.policy.max_retry_after_s:
+                    raise ModelError(
+                        f"{exc.message} (the server asks to wait {delay:g} s before retrying, "
+                        f"more than api.max_retry_wait_s = {self.policy.max_retry_after_s:g} s)",
+                        status_code=exc.status_code,
+                    ) from exc
                 deadline = self.deadline()
                 if deadline is not None and self.clock.now() + delay >= deadline:
                     raise ModelError(

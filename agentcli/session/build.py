@@ -25,6 +25,7 @@ from agentcli.instructions import system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
+from agentcli.model.retry import RetryPolicy
 from agentcli.owngit import RepoDecision, decide
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
@@ -155,6 +156,10 @@ def build_manager(
         events=events,
         budget=budget,
         loop_settings=LoopSettings(denial_limit=permissions.denial_limit),
+        retry_policy=RetryPolicy(
+            idle_timeout_s=settings.api.idle_timeout_s,
+            max_retry_after_s=settings.api.max_retry_wait_s,
+        ),
         acceptance=acceptance,
         convergence=ConvergenceSettings(
             repeat_limit=settings.convergence.repeat_limit,

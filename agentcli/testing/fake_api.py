@@ -35,6 +35,9 @@ class SseResponse:
     cut_after: int | None = None
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    stall_after: int | None = None
+    """After that many events, send nothing more (the connection stays open) until the server
+    closes: a stream that stalled."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +256,8 @@ class FakeMessagesServer:
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.unscripted_requests = 0
+        self.closing = threading.Event()
+        """Set when the server shuts down: what a stalled stream waits for."""
         server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         server.daemon_threads = True
         self._server = server
@@ -297,6 +302,7 @@ class FakeMessagesServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.closing.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -348,6 +354,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         for count, (kind, data) in enumerate(response.events):
+            if response.stall_after is not None and count >= response.stall_after:
+                self.owner.closing.wait()
+                self.close_connection = True
+                return
             if response.cut_after is not None and count >= response.cut_after:
                 self.close_connection = True
                 self.wfile.flush()
