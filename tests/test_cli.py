@@ -94,22 +94,72 @@ def test_the_model_comes_from_the_environment_unless_given(
     assert [options.model for _, options in calls] == ["from-env", "from-flag"]
 
 
-def test_options_without_a_command_start_the_repl(calls: list[tuple[str, Any]]) -> None:
-    args = ["--permission-mode", "auto", "-C", "ws", "--allow", "shell(ls *)", "--allow=read(**)"]
-    assert run_app([*args, "-m", "claude-x", "--deny", "write(**/.env)", "--accept", "make"]) == 0
+class Terminal:
+    """A stdin that is (or is not) a terminal."""
+
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+REPL_OPTIONS = ["--permission-mode", "auto", "-C", "ws", "--allow", "shell(ls *)"]
+REPL_SETTINGS = ReplSettings(
+    cwd=Path("ws"), permission_mode="auto", allow=["shell(ls *)"], deny=[], accept=[]
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "first_task"),
+    [([], None), (["fix the failing test"], "fix the failing test"), (["hello"], "hello")],
+)
+def test_in_a_terminal_no_command_starts_the_repl(
+    args: list[str],
+    first_task: str | None,
+    calls: list[tuple[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("sys.stdin", Terminal(tty=True))
+    assert run_app([*REPL_OPTIONS, *args]) == 0
+    assert calls == [("repl", ((REPL_SETTINGS,), {"first_task": first_task}))]
+
+
+def test_every_repl_option(calls: list[tuple[str, Any]], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stdin", Terminal(tty=True))
+    args = ["-m", "claude-x", "--deny", "write(**/.env)", "--accept", "make", "--allow=read(**)"]
+    assert run_app(args) == 0
+    expected = ReplSettings(
+        model="claude-x", allow=["read(**)"], deny=["write(**/.env)"], accept=["make"]
+    )
+    assert calls == [("repl", ((expected,), {"first_task": None}))]
+
+
+@pytest.mark.parametrize(
+    ("args", "task"), [([], None), (["fix the failing test"], "fix the failing test")]
+)
+def test_without_a_terminal_no_command_is_a_run(
+    args: list[str], task: str | None, calls: list[tuple[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`echo task | agentcli` and `agentcli "task" < context` run as `agentcli run` would."""
+    monkeypatch.setattr("sys.stdin", Terminal(tty=False))
+    assert run_app([*REPL_OPTIONS, *args]) == 0
     assert calls == [
         (
-            "repl",
-            ReplSettings(
-                cwd=Path("ws"),
-                model="claude-x",
-                permission_mode="auto",
-                allow=["shell(ls *)", "read(**)"],
-                deny=["write(**/.env)"],
-                accept=["make"],
-            ),
+            "run",
+            RunOptions(task=task, cwd=Path("ws"), permission_mode="auto", allow=["shell(ls *)"]),
         )
     ]
+
+
+@pytest.mark.parametrize(("word", "command"), [("doctr", "doctor"), ("sesions", "sessions")])
+def test_a_word_close_to_a_command_is_a_typo_not_a_task(
+    word: str, command: str, calls: list[tuple[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_app([word]) == 2
+    err = capsys.readouterr().err
+    assert f"did you mean '{command}'" in err and f"agentcli run '{word}'" in err
+    assert calls == []
 
 
 @pytest.mark.parametrize(

@@ -355,3 +355,17 @@ def test_a_stalled_stream_is_said_on_stderr_and_retried(
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "whole answer\n"
     assert "the response stream stalled: nothing received for 1 s); retry 1 in" in proc.stderr
+
+
+def test_piped_into_agentcli_without_a_command_runs_the_task(
+    server: FakeMessagesServer, workspace: Path
+) -> None:
+    server.push(stream_message([text("ran it")]), stream_message([text("ran that")]))
+    piped = agentcli(server=server, cwd=workspace, stdin="task from a pipe")
+    assert (piped.returncode, piped.stdout) == (0, "ran it\n"), piped.stderr
+    given = agentcli("summarise this", server=server, cwd=workspace, stdin="some context")
+    assert (given.returncode, given.stdout) == (0, "ran that\n"), given.stderr
+    first = server.requests[0].body["messages"][0]["content"][0]["text"]
+    second = server.requests[1].body["messages"][0]["content"][0]["text"]
+    assert first == "task from a pipe"
+    assert second.startswith("summarise this") and "<stdin>\nsome context\n</stdin>" in second

@@ -9,19 +9,44 @@ neither has anything to parse.
 
 from __future__ import annotations
 
+import difflib
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.errors import UsageError
 from agentcli.ui.safe import visible
 
+
+class _Commands(TyperGroup):
+    """A first argument that names no command is a task (`agentcli "fix the failing test"`),
+    except a single word close to a command's name, which is most likely a typo."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        first = args[0] if args else ""
+        if first and not first.startswith("-") and first not in self.commands:
+            shown = [name for name, command in self.commands.items() if not command.hidden]
+            close = difflib.get_close_matches(first, shown, n=1, cutoff=0.75)
+            if close and not any(c.isspace() for c in first):
+                raise UsageError(
+                    f"no command {first!r}; did you mean {close[0]!r}?",
+                    hint=f"to give it to the model as a task: agentcli run {first!r}",
+                )
+            return PROMPT, self.commands[PROMPT], args
+        return super().resolve_command(ctx, args)
+
+
+PROMPT = "prompt"
+"""The hidden command a task given without a command goes to."""
+
 app = typer.Typer(
     name="agentcli",
+    cls=_Commands,
     help="A terminal coding agent that only calls a task done when its checks pass.",
     no_args_is_help=False,
     add_completion=False,
@@ -58,9 +83,12 @@ def root(
         list[str], typer.Option("--accept", help="REPL: acceptance check. Repeatable.")
     ] = [],  # noqa: B006
 ) -> None:
-    """Start the interactive REPL when no command is given (options before a command are the
-    REPL's)."""
+    """Start the interactive REPL when no command is given: `agentcli ["TASK"]` (with stdin not
+    a terminal, a run: the task from stdin, or TASK with stdin as context). Options before a
+    command are the REPL's."""
     given = model or cwd or permission_mode or allow or deny or accept
+    if ctx.invoked_subcommand == PROMPT:
+        return  # the prompt command reads these options from this context
     if ctx.invoked_subcommand is not None:
         if given:
             raise UsageError(
@@ -68,18 +96,48 @@ def root(
                 hint=f"put them after the command: agentcli {ctx.invoked_subcommand} [OPTIONS]",
             )
         return
-    from agentcli.ui.repl.main import main as repl_main
-    from agentcli.ui.repl.settings import ReplSettings
+    raise typer.Exit(_interactive_or_run(None, ctx.params))
 
-    settings = ReplSettings(
-        cwd=cwd,
-        model=model,
-        permission_mode=permission_mode,
-        allow=list(allow),
-        deny=list(deny),
-        accept=list(accept),
+
+@app.command(PROMPT, hidden=True)
+def prompt(
+    ctx: typer.Context,
+    task: Annotated[str, typer.Argument(help="The task to start with.")],
+) -> None:
+    """`agentcli "TASK"`: the REPL starting with TASK in a terminal, else `agentcli run TASK`."""
+    assert ctx.parent is not None
+    raise typer.Exit(_interactive_or_run(task, ctx.parent.params))
+
+
+def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
+    """The REPL (first running `task`) when stdin is a terminal; else one run, as
+    `agentcli run [TASK]` would (the task, or stdin, or both)."""
+    cwd: Path | None = options.get("cwd")
+    model: str | None = options.get("model")
+    mode: str | None = options.get("permission_mode")
+    allow, deny = list(options.get("allow") or []), list(options.get("deny") or [])
+    accept = list(options.get("accept") or [])
+    if sys.stdin is not None and sys.stdin.isatty():
+        from agentcli.ui.repl.main import main as repl_main
+        from agentcli.ui.repl.settings import ReplSettings
+
+        settings = ReplSettings(
+            cwd=cwd, model=model, permission_mode=mode, allow=allow, deny=deny, accept=accept
+        )
+        return repl_main(settings, first_task=task)
+    from agentcli.ui.run import RunOptions, run_command
+
+    return run_command(
+        RunOptions(
+            task=task,
+            cwd=cwd,
+            model=model,
+            permission_mode=mode,
+            allow=allow,
+            deny=deny,
+            accept=accept,
+        )
     )
-    raise typer.Exit(repl_main(settings))
 
 
 @app.command()

@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"agentcli {__version__}\n")
         return 0
-    if not args:
+    if not args and sys.stdin is not None and sys.stdin.isatty():
         # The REPL's prompt must be up at once: skip importing the command-line parser.
         from agentcli.ui.repl.main import main as repl_main
 

@@ -98,9 +98,9 @@ def test_a_usage_error_in_run_comes_before_the_sdk(
     assert modules & {"anthropic", "httpx2", "prompt_toolkit", "tree_sitter"} == set()
 
 
-def test_repl_options_are_checked_before_the_terminal_and_the_sdk(workspace: Path) -> None:
-    """`agentcli -C missing --permission-mode auto`: a usage error before the REPL loads its UI
-    or the SDK."""
+def test_root_options_are_checked_before_the_sdk(workspace: Path) -> None:
+    """`agentcli -C missing --permission-mode auto` (stdin not a terminal, so a run): a usage
+    error before the SDK is loaded."""
     code, modules = loaded_by(
         ["-C", str(workspace / "missing"), "--permission-mode", "auto"], workspace
     )

@@ -243,9 +243,11 @@ class Repl:
                 )
             )
 
-    async def run(self) -> int:
-        """Run until /exit, Ctrl-D or SIGTERM. Returns the process exit code."""
+    async def run(self, first_task: str | None = None) -> int:
+        """Run until /exit, Ctrl-D or SIGTERM (first running `first_task`, as if typed).
+        Returns the process exit code."""
         self._welcome()
+        pending = [first_task] if first_task and first_task.strip() else []
         loop = asyncio.get_running_loop()
         with (
             signal_handler(loop, signal.SIGINT, self._on_sigint),
@@ -253,7 +255,7 @@ class Repl:
         ):
             try:
                 while not self.exiting:
-                    line = await self._read_line()
+                    line = pending.pop() if pending else await self._read_line()
                     if line is None:
                         break
                     await self.handle(line)

@@ -9,9 +9,9 @@ from agentcli.ui.repl.app import Repl
 from agentcli.ui.repl.settings import ReplSettings
 
 
-def main(settings: ReplSettings | None = None) -> int:
-    """Run the REPL on the real terminal; returns the exit code (2 for a configuration error,
-    e.g. a broken config file, said in one line)."""
+def main(settings: ReplSettings | None = None, first_task: str | None = None) -> int:
+    """Run the REPL on the real terminal, starting with `first_task` if given; returns the exit
+    code (2 for a configuration error, e.g. a broken config file, said in one line)."""
     import sys
 
     if not gc.isenabled():
@@ -30,4 +30,4 @@ def main(settings: ReplSettings | None = None) -> int:
         if exc.hint:
             sys.stderr.write(f"  hint: {visible(exc.hint)}\n")
         return 2
-    return asyncio.run(repl.run())
+    return asyncio.run(repl.run(first_task))
