@@ -16,6 +16,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from agentcli.acceptance import (
@@ -85,9 +86,23 @@ class ConversationManager:
     """Where each task's undo checkpoint goes (None: tasks are not undoable)."""
     settings: Settings = field(default_factory=lambda: DEFAULTS)
     """What the session was configured with (the REPL's /mode builds on it)."""
+    instruction_files: Sequence[Path] = ()
+    """The AGENTS.md / CLAUDE.md files in the system prompt, said once at the first task."""
 
     def __post_init__(self) -> None:
         self.repo_decision()
+        self._instructions_told = False
+
+    def _tell_instructions(self) -> None:
+        if self._instructions_told or not self.instruction_files:
+            return
+        self._instructions_told = True
+        workspace = self.tool_context.workspace
+        shown = [
+            str(p.relative_to(workspace)) if p.is_relative_to(workspace) else str(p)
+            for p in self.instruction_files
+        ]
+        self.events(Notice(level="info", message=f"instructions from {', '.join(shown)}"))
 
     def repo_decision(self) -> RepoDecision:
         if self.git is None:
@@ -181,6 +196,7 @@ class ConversationManager:
             )
         )
         self.journal.task_started(task_id, prompt, self.acceptance.commands)
+        self._tell_instructions()
         # The start snapshot (a git tree write, or a hash of every file) is taken while the first
         # request is on its way instead of delaying it; nothing can change the workspace before
         # the first response, and the loop gets that response only once the snapshot is done.

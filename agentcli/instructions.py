@@ -1,4 +1,6 @@
-"""The system prompt: tool semantics and task policy, plus the project's AGENTS.md files.
+"""The system prompt: tool semantics and task policy, plus the instruction files: the user's own
+`AGENTS.md` (next to their config.toml), then from the repository root down to the workspace
+each directory's `AGENTS.md`, or its `CLAUDE.md` where it has no AGENTS.md.
 
 Kept lean on purpose (it is billed on every turn, though cached): control flow lives in code,
 so the prompt only says how to work and what the tools mean.
@@ -10,9 +12,13 @@ import datetime
 import platform
 from pathlib import Path
 
+from agentcli.paths import user_config_path
 from agentcli.truncation import keep_ends
 
 AGENTS_FILE = "AGENTS.md"
+FALLBACK_FILE = "CLAUDE.md"
+"""Read in a directory that has no AGENTS.md (the convention of repositories set up for Claude
+Code)."""
 MAX_INSTRUCTION_CHARS = 32_000
 
 BASE_PROMPT = """\
@@ -41,18 +47,28 @@ def find_git_root(start: Path) -> Path | None:
     return None
 
 
-def project_instructions(workspace: Path) -> str:
-    """AGENTS.md files from the repository root down to the workspace, capped in size."""
+def instruction_files(workspace: Path) -> list[Path]:
+    """The instruction files given to the model, most general first: the user's AGENTS.md, then
+    one per directory from the repository root (or the workspace) down to the workspace."""
     root = find_git_root(workspace) or workspace
     chain = [workspace, *workspace.parents]
     directories = list(reversed(chain[: chain.index(root) + 1])) if root in chain else [workspace]
+    found = [user_config_path().parent / AGENTS_FILE]
+    for directory in directories:
+        agents = directory / AGENTS_FILE
+        found.append(agents if agents.is_file() else directory / FALLBACK_FILE)
+    return [path for path in found if path.is_file()]
+
+
+def project_instructions(workspace: Path, files: list[Path] | None = None) -> str:
+    """The instruction files' text (`files`, default: `instruction_files`), capped in size."""
     parts: list[str] = []
     used = 0
-    for directory in directories:
-        path = directory / AGENTS_FILE
-        if not path.is_file():
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
+    for path in instruction_files(workspace) if files is None else files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue  # unreadable (or gone since): the task runs without it
         room = MAX_INSTRUCTION_CHARS - used
         if room <= 0:
             break
@@ -64,7 +80,9 @@ def project_instructions(workspace: Path) -> str:
     return "\n\n".join(parts)
 
 
-def system_prompt(workspace: Path, *, today: datetime.date | None = None) -> str:
+def system_prompt(
+    workspace: Path, *, today: datetime.date | None = None, files: list[Path] | None = None
+) -> str:
     today = today or datetime.date.today()
     environment = (
         f"Environment: workspace {workspace}; {platform.system()} {platform.release()}; "
@@ -72,7 +90,7 @@ def system_prompt(workspace: Path, *, today: datetime.date | None = None) -> str
         f"{'yes' if find_git_root(workspace) else 'no'}."
     )
     sections = [BASE_PROMPT, environment]
-    extra = project_instructions(workspace)
+    extra = project_instructions(workspace, files)
     if extra:
-        sections.append("Project instructions (from AGENTS.md files):\n\n" + extra)
+        sections.append("Instructions (from AGENTS.md / CLAUDE.md files):\n\n" + extra)
     return "\n\n".join(sections)

@@ -369,3 +369,16 @@ def test_piped_into_agentcli_without_a_command_runs_the_task(
     second = server.requests[1].body["messages"][0]["content"][0]["text"]
     assert first == "task from a pipe"
     assert second.startswith("summarise this") and "<stdin>\nsome context\n</stdin>" in second
+
+
+def test_the_instruction_files_are_sent_and_named_on_stderr(
+    server: FakeMessagesServer, workspace: Path
+) -> None:
+    (workspace / "CLAUDE.md").write_text("Run make check before you finish.")
+    server.push(stream_message([text("ok")]), stream_message([text("ok")]))
+    proc = agentcli("run", "hi", server=server, cwd=workspace)
+    assert proc.returncode == 0 and "instructions from CLAUDE.md" in proc.stderr
+    system = json.dumps(server.requests[0].body["system"])
+    assert "Run make check before you finish." in system
+    quiet = agentcli("run", "hi", "-q", server=server, cwd=workspace)
+    assert quiet.returncode == 0 and "instructions from" not in quiet.stderr

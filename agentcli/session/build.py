@@ -21,7 +21,7 @@ from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink
-from agentcli.instructions import system_prompt
+from agentcli.instructions import instruction_files, system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
@@ -125,6 +125,7 @@ def build_manager(
     # Once, before the model can write anything: is the workspace a git repository? Snapshots,
     # checkpoints and recovery all use this answer for the whole session (owngit.decision).
     git = decide(workspace)
+    instructions = instruction_files(workspace)
     model, session = open_with_model(
         target.resumed,
         model_factory,
@@ -152,7 +153,8 @@ def build_manager(
         prompter=prompter or NonInteractivePrompter(),
         journal=session.journal,
         checkpoints=session.checkpoints,
-        system=system_prompt(workspace),
+        system=system_prompt(workspace, files=instructions),
+        instruction_files=tuple(instructions),
         events=events,
         budget=budget,
         loop_settings=LoopSettings(denial_limit=permissions.denial_limit),

@@ -109,7 +109,7 @@ class TextProgress:
         if isinstance(event, PermissionDecided) and event.decision == "deny":
             return _text(("denied", "red"), (f" {event.name}: {event.reason}", ""))
         if isinstance(event, Notice):
-            return _text((event.message, "yellow"))
+            return _text((event.message, "dim" if event.level == "info" else "yellow"))
         if isinstance(event, AcceptanceStarted):
             return _text(("checking", "cyan"), (f" {event.command}", ""))
         if isinstance(event, AcceptanceFinished):
