@@ -25,6 +25,7 @@ from agentcli.acceptance import (
     failure_feedback,
     run_acceptance,
 )
+from agentcli.attachments import expand
 from agentcli.call_records import ToolCallRecord
 from agentcli.context import ContextView
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
@@ -197,6 +198,9 @@ class ConversationManager:
         )
         self.journal.task_started(task_id, prompt, self.acceptance.commands)
         self._tell_instructions()
+        expanded = await expand(prompt, self.tool_context, self.policy)
+        for notice in expanded.notices:
+            self.events(Notice(level="warning", message=notice))
         # The start snapshot (a git tree write, or a hash of every file) is taken while the first
         # request is on its way instead of delaying it; nothing can change the workspace before
         # the first response, and the loop gets that response only once the snapshot is done.
@@ -204,7 +208,7 @@ class ConversationManager:
         guard = ConvergenceGuard(artifact_version=self._version_or_none, settings=self.convergence)
         loop = self.new_loop(observers=[guard], task_id=task_id)
         loop.model = _AfterPending(loop.model, start_task)
-        request = Message.user(prompt)
+        request = Message.user(expanded.text)
         self.journal.message_appended(request)
         try:
             outcome = await loop.run([*self.messages, request])

@@ -382,3 +382,16 @@ def test_the_instruction_files_are_sent_and_named_on_stderr(
     assert "Run make check before you finish." in system
     quiet = agentcli("run", "hi", "-q", server=server, cwd=workspace)
     assert quiet.returncode == 0 and "instructions from" not in quiet.stderr
+
+
+def test_an_at_mention_attaches_the_file_and_a_missing_one_is_said(
+    server: FakeMessagesServer, workspace: Path
+) -> None:
+    (workspace / "app.py").write_text("print('attached content')\n")
+    server.push(stream_message([text("ok")]))
+    proc = agentcli("run", "explain @app.py and @gone.py", server=server, cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert "@gone.py not attached: gone.py does not exist" in proc.stderr
+    sent = server.requests[0].body["messages"][0]["content"][0]["text"]
+    assert sent.startswith("explain @app.py and @gone.py\n\n")
+    assert "print('attached content')" in sent
