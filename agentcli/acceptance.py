@@ -288,13 +288,25 @@ def _evidence_tail(output: str) -> str:
     return output if kept is None else kept.tail
 
 
-def failure_feedback(report: AcceptanceReport, round_number: int, rounds: int) -> str:
-    """The user turn that shows the model why the task is not done yet."""
-    parts = [
-        f"agentcli ran the acceptance checks on the current state of the workspace and they "
-        f"did not pass (repair round {round_number} of {rounds}). The task is not done until "
-        "they pass. Fix the cause; do not change the checks themselves."
-    ]
+def failure_feedback(
+    report: AcceptanceReport, round_number: int, rounds: int, *, unchanged: bool = False
+) -> str:
+    """The user turn that shows the model why the task is not done yet (`unchanged`: the model
+    changed nothing since these checks failed, so they were not run again)."""
+    if unchanged:
+        opening = (
+            "You changed nothing in the workspace since the acceptance checks failed, so "
+            "agentcli did not run them again: the same failure stands (repair round "
+            f"{round_number} of {rounds}). Answering without changing the code cannot pass "
+            "them. Fix the cause; do not change the checks themselves."
+        )
+    else:
+        opening = (
+            "agentcli ran the acceptance checks on the current state of the workspace and they "
+            f"did not pass (repair round {round_number} of {rounds}). The task is not done "
+            "until they pass. Fix the cause; do not change the checks themselves."
+        )
+    parts = [opening]
     if not report.stable:
         parts.append(
             "The checks modified tracked or untracked files each time they ran, so "

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -29,7 +29,7 @@ from agentcli.attachments import expand
 from agentcli.call_records import ToolCallRecord
 from agentcli.context import ContextView
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
-from agentcli.events import EventSink, Notice, TaskStarted
+from agentcli.events import EventSink, Notice, RepairRound, TaskStarted
 from agentcli.ids import new_id
 from agentcli.loop import Finished, LoopOutcome, LoopSettings, QueryLoop, TurnObserver
 from agentcli.messages import Message
@@ -41,7 +41,7 @@ from agentcli.sandbox.profile import UNCONFINED
 from agentcli.settings import DEFAULTS, Settings
 from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snapshot
 from agentcli.store import Journal
-from agentcli.tasks import TaskResult, task_state_for
+from agentcli.tasks import CheckEvidence, TaskResult, TaskState, task_state_for
 from agentcli.terminal_reason import TerminalReason
 from agentcli.tools.base import Tool, ToolContext
 from agentcli.tools.runtime import BeforeChange, ToolRuntime
@@ -214,37 +214,65 @@ class ConversationManager:
             outcome = await loop.run([*self.messages, request])
         finally:
             start_snapshot = await self._finishing(loop, asyncio.shield(start_task))
-        outcome, report, end_snapshot = await self._verify(loop, outcome)
+        verified = await self._verify(loop, outcome)
+        outcome, end_snapshot = verified.outcome, verified.end_snapshot
         self.messages = outcome.messages
         if end_snapshot is None:
             end_snapshot = await self._finishing(loop, self._snapshot())
-        result = self._result(task_id, loop, outcome, time.monotonic() - started, report)
+        result = self._result(task_id, loop, verified, time.monotonic() - started)
         if end_snapshot is not None:
             result.artifact_version = end_snapshot.version
             if start_snapshot is not None:
                 result.changed_files = changed_files(start_snapshot, end_snapshot, workspace)
+                _blocked_by_denials(result)
         if self.checkpoints is not None:
             await self._finishing(loop, asyncio.to_thread(self.checkpoints.task_ended, task_id))
         self.journal.task_finished(result)
         return result
 
-    async def _verify(
-        self, loop: QueryLoop, outcome: LoopOutcome
-    ) -> tuple[LoopOutcome, AcceptanceReport | None, Snapshot | None]:
+    async def _verify(self, loop: QueryLoop, outcome: LoopOutcome) -> _Verified:
         """Check what the model ended with; send failing evidence back for another round while
-        rounds remain. Returns the last outcome and report, and the workspace as the checks left
-        it when they were the last thing that ran (it is then the task's end state)."""
+        rounds remain. A round in which the model changed nothing reuses the evidence (bound to
+        the same artifact version) instead of running the same checks again, and says so."""
+        verified = _Verified(outcome=outcome)
         report: AcceptanceReport | None = None
-        rounds = 0
-        while outcome.reason is TerminalReason.COMPLETED and self.acceptance.commands:
-            report = await self._check(loop)
-            if report is None or report.passed or rounds >= self.acceptance.retries:
-                return outcome, report, report.final if report is not None else None
-            rounds += 1
-            feedback = Message.user(failure_feedback(report, rounds, self.acceptance.retries))
+        while verified.outcome.reason is TerminalReason.COMPLETED and self.acceptance.commands:
+            unchanged = report is not None and await self._unchanged_since(report)
+            if report is not None and unchanged:
+                report = replace(report, evidence=_stamped(report.evidence, verified.rounds, True))
+            else:
+                report = await self._check(loop)
+                if report is None:
+                    break
+                report = replace(report, evidence=_stamped(report.evidence, verified.rounds))
+            verified.report = report
+            verified.history.extend(report.evidence)
+            if report.passed or verified.rounds >= self.acceptance.retries:
+                verified.end_snapshot = report.final
+                break
+            verified.rounds += 1
+            self.events(
+                RepairRound(
+                    round=verified.rounds,
+                    of=self.acceptance.retries,
+                    failed=[check.command for check in report.failed],
+                    unchanged=unchanged,
+                )
+            )
+            text = failure_feedback(
+                report, verified.rounds, self.acceptance.retries, unchanged=unchanged
+            )
+            feedback = Message.user(text)
             self.journal.message_appended(feedback)
-            outcome = await loop.run([*outcome.messages, feedback])
-        return outcome, report, None
+            verified.outcome = await loop.run([*verified.outcome.messages, feedback])
+        return verified
+
+    async def _unchanged_since(self, report: AcceptanceReport) -> bool:
+        """Whether the workspace is still the version `report`'s checks ran on."""
+        if report.final is None or not report.stable:
+            return False
+        now = await self._snapshot()
+        return now is not None and now.version == report.final_version
 
     async def _snapshot(self) -> Snapshot | None:
         """The workspace's artifact version, or None (with a notice) if it cannot be taken."""
@@ -307,14 +335,10 @@ class ConversationManager:
             return None
 
     def _result(
-        self,
-        task_id: str,
-        loop: QueryLoop,
-        outcome: LoopOutcome,
-        duration_s: float,
-        report: AcceptanceReport | None,
+        self, task_id: str, loop: QueryLoop, verified: _Verified, duration_s: float
     ) -> TaskResult:
         runtime = loop.runtime
+        outcome, report = verified.outcome, verified.report
         reason, error = outcome.reason, outcome.error
         if loop.stopped is not None:
             reason, error = loop.stopped.reason, loop.stopped.error
@@ -336,11 +360,52 @@ class ConversationManager:
             duration_s=duration_s,
             usage=loop.usage,
             cost_usd=loop.cost_usd,
-            acceptance=list(report.evidence) if report is not None else [],
+            acceptance=verified.history,
+            repair_rounds=verified.rounds,
+            model=self.model.model,
+            stop_reason=loop.stop_reason,
+            duration_api_s=loop.api_s,
             tool_calls=[record.summary() for record in runtime.records],
             permission_denials=list(runtime.denials),
             error=error,
         )
+
+
+def _blocked_by_denials(result: TaskResult) -> None:
+    """A task the model calls done without a check, after which the workspace is unchanged and
+    some of its calls were denied, did not do what it set out to: it ends `permission_denied`
+    (exit 4) rather than as an unverified success. Checks, where set, decide instead."""
+    if result.state is not TaskState.UNVERIFIED or not result.permission_denials:
+        return
+    if result.changed_files:
+        return
+    denied = result.permission_denials
+    result.reason = TerminalReason.PERMISSION_DENIED
+    result.state = task_state_for(result.reason, None)
+    what = "; ".join(f"{d['tool']}: {d['reason']}" for d in denied[:3])
+    more = f" (and {len(denied) - 3} more)" if len(denied) > 3 else ""
+    result.error = f"the task changed nothing and {len(denied)} call(s) were denied: {what}{more}"
+
+
+@dataclass(kw_only=True)
+class _Verified:
+    """Where the acceptance checks left the task."""
+
+    outcome: LoopOutcome
+    report: AcceptanceReport | None = None
+    """The last checks' report (None: no checks ran)."""
+    end_snapshot: Snapshot | None = None
+    """The workspace as the last checks left it, when they were the last thing that ran."""
+    history: list[CheckEvidence] = field(default_factory=list)
+    """Every check of the task, run or reused, in order."""
+    rounds: int = 0
+    """Repair rounds the model was given."""
+
+
+def _stamped(
+    evidence: Sequence[CheckEvidence], round_number: int, reused: bool = False
+) -> tuple[CheckEvidence, ...]:
+    return tuple(replace(check, round=round_number, reused=reused) for check in evidence)
 
 
 class _AfterPending:

@@ -150,6 +150,19 @@ class AcceptanceFinished(Event):
     artifact_version: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class RepairRound(Event):
+    """The checks failed and the model gets their evidence for another round."""
+
+    type: ClassVar[str] = "repair_round"
+    round: int
+    of: int
+    failed: list[str]
+    """The commands that failed."""
+    unchanged: bool
+    """The workspace had not changed since these checks last ran: their evidence was reused."""
+
+
 EventSink = Callable[[Event], None]
 
 

@@ -100,11 +100,18 @@ class QueryLoop:
     clock: Clock = field(default_factory=Clock)
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
+    api_s: float = 0.0
+    """Time spent waiting on the model (retries included)."""
+    stop_reason: str | None = None
+    """The last response's stop reason."""
     started_at: float = 0.0
     stopped: Finished | None = None
     """Set when the task stopped outside `run()` (cancelled, or out of time, during the
     acceptance checks or the final snapshot)."""
     _round_start_turn: int = 0
+    _task_start: int | None = None
+    """Where this task's messages begin in the history (its final text is never an earlier
+    task's answer)."""
     _cut_streak: int = 0
     _call_ids: set[str] = field(default_factory=set)
     """Every tool call id in the history: a response may not reuse one."""
@@ -132,6 +139,8 @@ class QueryLoop:
     async def run(self, messages: Sequence[Message]) -> LoopOutcome:
         """Run until a terminal reason. Never raises for cancel, deadline or task-ending errors."""
         history = list(messages)
+        if self._task_start is None:  # the first round; repair rounds continue the same task
+            self._task_start = max(len(history) - 1, 0)
         self._call_ids = {call.id for message in history for call in message.tool_uses}
         # --max-turns applies to each round; acceptance repair rounds have their own budget.
         self._round_start_turn = self.turns
@@ -161,7 +170,8 @@ class QueryLoop:
 
     def _outcome(self, history: list[Message], finished: Finished) -> LoopOutcome:
         self._close_open_calls(history, finished.error or finished.reason.value)
-        last = next((m for m in reversed(history) if m.role == "assistant"), None)
+        own = history[self._task_start or 0 :]
+        last = next((m for m in reversed(own) if m.role == "assistant"), None)
         return LoopOutcome(
             messages=history,
             reason=finished.reason,
@@ -198,7 +208,12 @@ class QueryLoop:
         self.turns += 1
         self.events(TurnStarted(turn=self.turns))
         self._notice_elision(self.context.advance(history))
-        response = await self._complete(history)
+        asked = self.clock.now()
+        try:
+            response = await self._complete(history)
+        finally:
+            self.api_s += self.clock.now() - asked
+        self.stop_reason = response.stop_reason
         self.usage = self.usage + response.usage
         self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
         message = response.message

@@ -75,6 +75,10 @@ class CheckEvidence:
     duration_s: float
     full_output: str = field(default="", repr=False)
     """The whole captured output (for the model's repair round; not in the JSON result)."""
+    round: int = 0
+    """The repair round it belongs to (0: the checks after the model first finished)."""
+    reused: bool = False
+    """Not run again: the workspace was the same version as when this evidence was taken."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +88,8 @@ class CheckEvidence:
             "artifact_version": self.artifact_version,
             "output_tail": self.output_tail,
             "duration_s": round(self.duration_s, 3),
+            "round": self.round,
+            "reused": self.reused,
         }
 
 
@@ -106,22 +112,49 @@ class TaskResult:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     permission_denials: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    model: str | None = None
+    stop_reason: str | None = None
+    """The last model response's stop reason (None: no response)."""
+    duration_api_s: float = 0.0
+    repair_rounds: int = 0
 
     @property
     def exit_code(self) -> ExitCode:
         return exit_code_for(self.state, self.reason)
 
+    @property
+    def subtype(self) -> str:
+        """`success`, or `error_` and what went wrong: the terminal reason, or
+        `acceptance_failed` for a task whose checks failed."""
+        if self.exit_code is ExitCode.OK:
+            return "success"
+        if self.reason is TerminalReason.COMPLETED:
+            return "error_acceptance_failed"
+        return f"error_{self.reason.value}"
+
     def to_json(self) -> dict[str, Any]:
         return {
+            "type": "result",
+            "subtype": self.subtype,
+            "is_error": self.exit_code is not ExitCode.OK,
             "session_id": self.session_id,
             "task_id": self.task_id,
             "task_state": self.state.value,
             "terminal_reason": self.reason.value,
+            "model": self.model,
+            "stop_reason": self.stop_reason,
             "final_text": self.final_text,
+            "result": self.final_text,
             "turns": self.turns,
+            "num_turns": self.turns,
             "duration_s": round(self.duration_s, 3),
+            "duration_ms": round(self.duration_s * 1000),
+            "duration_api_s": round(self.duration_api_s, 3),
+            "duration_api_ms": round(self.duration_api_s * 1000),
             "usage": self.usage.as_dict(),
             "cost_usd": self.cost_usd,
+            "total_cost_usd": self.cost_usd,
+            "repair_rounds": self.repair_rounds,
             "acceptance": [check.to_json() for check in self.acceptance],
             "artifact_version": self.artifact_version,
             "changed_files": self.changed_files,

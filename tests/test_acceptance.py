@@ -100,12 +100,20 @@ async def test_a_false_done_claim_fails_and_the_model_saw_the_evidence(workspace
     assert result.state is TaskState.FAILED and result.exit_code == ExitCode.FAILED
     assert result.reason is TerminalReason.COMPLETED
     assert result.error is not None and "exited 1" in result.error
-    assert len(result.acceptance) == 1 and not result.acceptance[0].passed
+    # The check ran once; the model changed nothing after it, so each repair round reused its
+    # evidence (bound to the same version) instead of running the same check again.
+    history = [(c.round, c.reused, c.passed) for c in result.acceptance]
+    assert history == [(0, False, False), (1, True, False), (2, True, False)]
+    assert len({c.artifact_version for c in result.acceptance}) == 1
+    assert result.repair_rounds == 2
     assert "AssertionError: -1" in result.acceptance[0].output_tail
-    # The failing evidence went back to the model twice (two repair rounds).
+    # The failing evidence went back to the model twice (two repair rounds); the second time
+    # it was told plainly that it had changed nothing.
     feedback = [r.messages[-1].text for r in model.requests[1:]]
     assert len(feedback) == 2
     assert all("AssertionError: -1" in f and "exited with code 1" in f for f in feedback)
+    assert "agentcli ran the acceptance checks" in feedback[0]
+    assert feedback[1].startswith("You changed nothing in the workspace since")
 
 
 async def test_fix_after_failed_check_succeeds_bound_to_the_final_version(workspace: Path) -> None:
@@ -120,8 +128,11 @@ async def test_fix_after_failed_check_succeeds_bound_to_the_final_version(worksp
     result = await manager(model, workspace, (CHECK,)).run_task("fix add")
     assert result.state is TaskState.SUCCEEDED, result.error
     assert result.exit_code == ExitCode.OK
-    (evidence,) = result.acceptance
+    failed, evidence = result.acceptance  # every check run is in the result, in order
+    assert (failed.round, failed.passed, evidence.round, evidence.reused) == (0, False, 1, False)
+    assert failed.artifact_version != evidence.artifact_version
     assert evidence.passed and evidence.artifact_version == result.artifact_version
+    assert result.repair_rounds == 1
     assert result.artifact_version is not None and result.artifact_version.startswith("git:")
     assert result.changed_files == ["calc.py"]
     # The user's index and HEAD are untouched: calc.py is still an unstaged change.

@@ -6,6 +6,7 @@ stdout/stderr split, exit codes 0/1/2/3/4/130, stdin handling.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import signal
@@ -31,21 +32,45 @@ from agentcli.testing.fake_api import (
 )
 
 RESULT_KEYS = {
+    # Claude Code's `-p --output-format json` names, so scripts written for it read ours.
+    "type",
+    "subtype",
+    "is_error",
+    "result",
+    "num_turns",
+    "duration_ms",
+    "duration_api_ms",
+    "total_cost_usd",
+    # agentcli's own (SPEC §7).
     "session_id",
     "task_id",
     "task_state",
     "terminal_reason",
+    "model",
+    "stop_reason",
     "final_text",
     "turns",
     "duration_s",
+    "duration_api_s",
     "usage",
     "cost_usd",
+    "repair_rounds",
     "acceptance",
     "artifact_version",
     "changed_files",
     "tool_calls",
     "permission_denials",
     "error",
+}
+ACCEPTANCE_KEYS = {
+    "command",
+    "exit_code",
+    "passed",
+    "artifact_version",
+    "output_tail",
+    "duration_s",
+    "round",
+    "reused",
 }
 
 
@@ -121,6 +146,14 @@ def test_json_result_contract(server: FakeMessagesServer, workspace: Path) -> No
     ]
     assert data["error"] is None and data["permission_denials"] == []
     assert server.requests[0].body["model"] == "claude-sonnet-4-5"
+    # The anchor's fields say the same as ours.
+    assert (data["type"], data["subtype"], data["is_error"]) == ("result", "success", False)
+    assert data["result"] == data["final_text"] and data["num_turns"] == data["turns"]
+    assert data["total_cost_usd"] == data["cost_usd"]
+    assert data["duration_ms"] == round(data["duration_s"] * 1000)
+    assert 0 < data["duration_api_s"] <= data["duration_s"]
+    assert data["model"] == "claude-sonnet-4-5" and data["stop_reason"] == "end_turn"
+    assert data["repair_rounds"] == 0 and data["acceptance"] == []
 
 
 def test_text_mode_prints_only_the_answer_on_stdout(
@@ -142,9 +175,29 @@ def test_stream_json_ends_with_the_result(server: FakeMessagesServer, workspace:
     proc = agentcli("run", "hi", "--output-format", "stream-json", server=server, cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert events[-1]["type"] == "result" and set(events[-1]) == RESULT_KEYS | {"type"}
-    types = [e["type"] for e in events]
-    assert types[0] == "task_started" and "text_delta" in types and "usage" in types
+    assert events[-1]["type"] == "result" and set(events[-1]) == RESULT_KEYS | {"timestamp"}
+    assert all(isinstance(e["type"], str) and e["timestamp"].endswith("+00:00") for e in events)
+    stamps = [datetime.datetime.fromisoformat(e["timestamp"]) for e in events]
+    assert stamps == sorted(stamps)
+    init = events[0]
+    assert init["type"] == "init" and init["schema_version"] == 1
+    assert init["session_id"] == events[-1]["session_id"]
+    assert init["cwd"] == str(workspace.resolve()) and init["model"] == "claude-sonnet-4-5"
+    assert init["permission_mode"] == "default" and init["agentcli_version"]
+    assert {"read_file", "write_file", "edit_file", "glob", "grep", "shell"} <= set(init["tools"])
+    # The golden sequence of a one-turn answer (deltas collapsed).
+    types = [
+        t for n, t in enumerate(e["type"] for e in events) if n == 0 or t != events[n - 1]["type"]
+    ]
+    assert types == [
+        "init",
+        "task_started",
+        "turn_started",
+        "text_delta",
+        "usage",
+        "model_responded",
+        "result",
+    ], types
     assert "".join(e["text"] for e in events if e["type"] == "text_delta") == "hello world"
 
 
@@ -395,3 +448,21 @@ def test_an_at_mention_attaches_the_file_and_a_missing_one_is_said(
     sent = server.requests[0].body["messages"][0]["content"][0]["text"]
     assert sent.startswith("explain @app.py and @gone.py\n\n")
     assert "print('attached content')" in sent
+
+
+def test_a_continued_task_that_fails_never_reports_the_previous_answer(
+    server: FakeMessagesServer, workspace: Path
+) -> None:
+    server.push(
+        stream_message([text("The first answer.")]),
+        error_response(400, "invalid_request_error", "something about the request"),
+    )
+    first = agentcli("run", "one", "--output-format", "json", server=server, cwd=workspace)
+    assert result_of(first)["final_text"] == "The first answer."
+    second = agentcli(
+        "run", "--continue", "two", "--output-format", "json", server=server, cwd=workspace
+    )
+    data = result_of(second)
+    assert second.returncode == 1 and data["terminal_reason"] == "model_error"
+    assert data["final_text"] is None and data["result"] is None
+    assert data["stop_reason"] is None and data["turns"] == 1

@@ -57,7 +57,8 @@ def test_run_in_a_terminal_asks_and_follows_the_answer(
     child.expect("All done.")
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 0
+    # Refused, the write never happened: "All done." is a claim the workspace contradicts.
+    assert child.exitstatus == (0 if answer == "y" else 4)
     result = server.requests[1].body["messages"][-1]["content"][0]
     if answer == "y":
         assert (workspace / "note.txt").read_text() == "hi\n"

@@ -67,6 +67,30 @@ def test_false_fixed_claim_ends_failed_with_evidence_shown(
     assert last["artifact_version"] == data["artifact_version"]
     shown = all_request_text(server)[1:]
     assert len(shown) == 2 and all("AssertionError: -1" in t for t in shown)
+    # One run, then its evidence reused: the model changed nothing in between.
+    assert [(c["round"], c["reused"]) for c in data["acceptance"]] == [(0, 0), (1, 1), (2, 1)]
+    assert data["repair_rounds"] == 2 and data["subtype"] == "error_acceptance_failed"
+    assert "repair round 1 of 2" in proc.stderr and "repair round 2 of 2" in proc.stderr
+    assert "nothing changed since" in proc.stderr
+
+
+def test_quiet_text_mode_still_says_the_task_failed(server: FakeMessagesServer, repo: Path) -> None:
+    server.push(*[stream_message([text("All tests pass.")]) for _ in range(2)])
+    proc = agentcli(
+        "run",
+        "fix add",
+        "--accept",
+        CHECK,
+        "--accept-retries",
+        "1",
+        "-q",
+        server=server,
+        cwd=repo,
+    )
+    assert proc.returncode == 1
+    assert proc.stdout == "All tests pass.\n"  # the model's claim, and only that, on stdout
+    assert proc.stderr.startswith("agentcli: task failed: acceptance failed after 1 repair")
+    assert len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_fix_after_failed_check_succeeds_on_the_final_version(
@@ -93,8 +117,10 @@ def test_fix_after_failed_check_succeeds_on_the_final_version(
     assert proc.returncode == 0, proc.stderr
     data = result_of(proc)
     assert data["task_state"] == "succeeded"
-    (check,) = data["acceptance"]
+    failed, check = data["acceptance"]
+    assert (failed["round"], failed["passed"], check["round"], check["reused"]) == (0, 0, 1, 0)
     assert check["passed"] and check["artifact_version"] == data["artifact_version"]
+    assert data["repair_rounds"] == 1
     assert data["changed_files"] == ["calc.py"]
     assert (repo / "calc.py").read_text() == FIXED
 
@@ -153,3 +179,47 @@ def test_denied_writes_stop_with_exit_4_and_name_the_rule(
     assert not (workspace / "src").exists()
     first_result = server.requests[1].body["messages"][-1]["content"][0]["content"]
     assert "--allow 'write(src/**)'" in first_result
+
+
+def test_denied_writes_then_done_is_not_a_success(
+    server: FakeMessagesServer, workspace: Path
+) -> None:
+    """The model's writes are denied (no terminal to ask), then it says it is done: the
+    workspace is unchanged, so the task did not do what it set out to do."""
+    server.push(
+        stream_message([tool_use("write_file", {"path": "notes.md", "content": "x"})]),
+        stream_message([text("Done: wrote notes.md.")]),
+    )
+    proc = agentcli("run", "write notes", "--output-format", "json", server=server, cwd=workspace)
+    assert proc.returncode == 4, proc.stderr
+    data = result_of(proc)
+    assert (data["task_state"], data["terminal_reason"]) == ("failed", "permission_denied")
+    assert data["subtype"] == "error_permission_denied" and data["is_error"] is True
+    assert data["final_text"] == "Done: wrote notes.md."  # the claim is kept, and not believed
+    assert [d["tool"] for d in data["permission_denials"]] == ["write_file"]
+    assert data["error"].startswith("the task changed nothing and 1 call(s) were denied")
+
+
+def test_a_denial_that_did_not_stop_the_work_is_not_a_failure(
+    server: FakeMessagesServer, workspace: Path
+) -> None:
+    """One denied call, but the task changed the workspace by another route: still done."""
+    server.push(
+        stream_message([tool_use("shell", {"command": "curl -s https://example.com"})]),
+        stream_message([tool_use("write_file", {"path": "notes.md", "content": "x"})]),
+        stream_message([text("Wrote notes.md without the download.")]),
+    )
+    proc = agentcli(
+        "run",
+        "write notes",
+        "--permission-mode",
+        "accept-edits",
+        "--output-format",
+        "json",
+        server=server,
+        cwd=workspace,
+    )
+    data = result_of(proc)
+    assert proc.returncode == 0, data
+    assert data["task_state"] == "unverified" and data["changed_files"] == ["notes.md"]
+    assert len(data["permission_denials"]) == 1

@@ -218,7 +218,9 @@ def test_text_mode_sends_nothing_raw_to_stdout_or_stderr(workspace: Path) -> Non
         done = _run(workspace, server, "--permission-mode", "auto")
     out = done.stdout.decode(errors="surrogateescape")
     err = done.stderr.decode(errors="surrogateescape")
-    assert done.returncode == 0, err
+    # The shell call is denied (no terminal) and nothing changes: permission_denied, whose
+    # last stderr line quotes the hostile command too.
+    assert done.returncode == 4, err
     assert raw_leaks(out) == [] and raw_leaks(err) == []
     assert "\x1b" not in out + err  # pipes: not even colours
     assert "the answer" in out and "[bold]literal[/bold]" in out

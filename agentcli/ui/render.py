@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import sys
 from collections import Counter
@@ -24,6 +25,7 @@ from agentcli.events import (
     ModelRetrying,
     Notice,
     PermissionDecided,
+    RepairRound,
     TextDelta,
     ThinkingDelta,
     ToolCallFinished,
@@ -112,6 +114,17 @@ class TextProgress:
             return _text((event.message, "dim" if event.level == "info" else "yellow"))
         if isinstance(event, AcceptanceStarted):
             return _text(("checking", "cyan"), (f" {event.command}", ""))
+        if isinstance(event, RepairRound):
+            failed = ", ".join(event.failed)
+            given = (
+                "nothing changed since, the same evidence goes back to the model"
+                if event.unchanged
+                else "the model gets the evidence"
+            )
+            return _text(
+                (f"repair round {event.round} of {event.of}", "magenta"),
+                (f": {failed} failed; {given}", ""),
+            )
         if isinstance(event, AcceptanceFinished):
             verdict = ("passed", "green") if event.passed else ("failed", "red")
             ran = f" {event.command} (exit {event.exit_code}, {event.duration_s:.1f}s)"
@@ -119,27 +132,81 @@ class TextProgress:
         return None
 
 
+STREAM_SCHEMA_VERSION = 1
+"""Bumped when an event's meaning or a field changes incompatibly (new event types and new
+fields are not changes)."""
+
+
+def timestamp() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
+
+
 class StreamJson:
-    """One JSON object per line on stdout."""
+    """One JSON object per line on stdout, each with its `type` and a `timestamp`. The first is
+    the `init` event (`start`); what happens before it (notices while the session is built) is
+    held back and follows it, and the last is the result object (`finish`)."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout
+        self._held: list[dict[str, Any]] | None = []
+
+    def start(self, **init: Any) -> None:
+        """Write the init event, then whatever was held back."""
+        from agentcli import __version__
+
+        self._write(
+            {
+                "type": "init",
+                "schema_version": STREAM_SCHEMA_VERSION,
+                "agentcli_version": __version__,
+                **init,
+                "timestamp": timestamp(),
+            }
+        )
+        self._release()
 
     def __call__(self, event: Event) -> None:
-        self.stream.write(json.dumps(event.to_json(), default=str) + "\n")
+        data = {**event.to_json(), "timestamp": timestamp()}
+        if self._held is not None:
+            self._held.append(data)
+        else:
+            self._write(data)
+
+    def finish(self, result: TaskResult) -> None:
+        """The result object, last (after anything still held back: the session never started)."""
+        self._release()
+        self._write({**result.to_json(), "timestamp": timestamp()})
+
+    def _release(self) -> None:
+        held, self._held = self._held or [], None
+        for data in held:
+            self._write(data)
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self.stream.write(json.dumps(data, default=str) + "\n")
         self.stream.flush()
 
 
-def print_result(result: TaskResult, output_format: str, *, quiet: bool = False) -> None:
+def print_result(
+    result: TaskResult,
+    output_format: str,
+    *,
+    quiet: bool = False,
+    stream: StreamJson | None = None,
+) -> None:
     if output_format == "json":
         sys.stdout.write(json.dumps(result.to_json()) + "\n")
     elif output_format == "stream-json":
-        sys.stdout.write(json.dumps({"type": "result", **result.to_json()}) + "\n")
+        (stream or StreamJson()).finish(result)
     else:
         if result.final_text:
             sys.stdout.write(visible(result.final_text.rstrip("\n")) + "\n")
         if not quiet:
             _print_verdict(result)
+        if result.exit_code:
+            # The last line on stderr, even with --quiet: the answer above may claim success.
+            why = result.error or result.reason.value
+            sys.stderr.write(f"agentcli: task {result.state.value}: {visible(why)}\n")
     sys.stdout.flush()
 
 
@@ -157,8 +224,15 @@ def _print_verdict(result: TaskResult) -> None:
             mark = ("passed", "green") if check.passed else ("failed", "red")
             code = "timeout" if check.exit_code is None else f"exit {check.exit_code}"
             where = (check.artifact_version or "?")[:16]
+            when = f"round {check.round}" if check.round else "first check"
+            again = ", not run again: unchanged" if check.reused else ""
             console.print(
-                _text(("verified: ", ""), mark, (f" {check.command} ({code}) on {where}", ""))
+                _text(
+                    ("verified: ", ""),
+                    mark,
+                    (f" {check.command} ({code}) on {where}", ""),
+                    (f" [{when}{again}]", "dim"),
+                )
             )
     elif result.state.value == "unverified":
         console.print(_text(("verified: nothing — no acceptance checks were set (--accept)", "")))

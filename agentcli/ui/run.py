@@ -232,7 +232,16 @@ def run_command(options: RunOptions) -> int:
     prompt = read_task(options.task)
     events = event_sink(options)
     manager = build_manager(options, events, prompter=terminal_prompter())
+    stream = events if isinstance(events, StreamJson) else None
+    if stream is not None:
+        stream.start(
+            session_id=manager.session_id,
+            cwd=str(manager.tool_context.workspace),
+            model=manager.model.model,
+            permission_mode=manager.settings.permission_mode.value,
+            tools=[tool.name for tool in manager.tools],
+        )
     _collect_garbage_again()
     result = asyncio.run(_run_with_signals(manager, prompt))
-    print_result(result, options.output_format, quiet=options.quiet)
+    print_result(result, options.output_format, quiet=options.quiet, stream=stream)
     return int(result.exit_code)
