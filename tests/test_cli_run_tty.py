@@ -66,3 +66,37 @@ def test_run_in_a_terminal_asks_and_follows_the_answer(
     else:
         assert not (workspace / "note.txt").exists()
         assert result["is_error"] and "not now" in result["content"]
+
+
+@pytest.mark.parametrize(
+    ("words", "current", "offered"),
+    [
+        ("agentcli ses", 1, {"sessions"}),
+        ("agentcli sessions ", 2, {"list", "show", "export"}),
+        ("agentcli run --max", 2, {"--max-turns", "--max-cost", "--max-tokens"}),
+    ],
+)
+def test_shell_completion_answers_from_a_terminal(
+    workspace: Path, words: str, current: int, offered: set[str]
+) -> None:
+    """The completion script runs `agentcli` with no arguments from the user's terminal: that
+    must answer the completion, not start the REPL."""
+    env = {
+        **os.environ,
+        "COMP_WORDS": words,
+        "COMP_CWORD": str(current),
+        "_AGENTCLI_COMPLETE": "complete_bash",
+        "TERM": "xterm-256color",
+    }
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "agentcli"],
+        cwd=str(workspace),
+        env=env,
+        encoding="utf-8",
+        timeout=60,
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert set(child.before.split()) == offered

@@ -47,9 +47,13 @@ PROMPT = "prompt"
 app = typer.Typer(
     name="agentcli",
     cls=_Commands,
-    help="A terminal coding agent that only calls a task done when its checks pass.",
+    help=(
+        "A terminal coding agent that only calls a task done when its checks pass.\n\n"
+        'agentcli starts the REPL; agentcli "TASK" starts it with a task (without a terminal, '
+        "both run the task: piped stdin is the task or its context)."
+    ),
     no_args_is_help=False,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -69,18 +73,26 @@ def root(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
     model: Annotated[
-        str | None, typer.Option("-m", "--model", help="REPL: model id.", show_default=False)
+        str | None,
+        typer.Option(
+            "-m", "--model", metavar="MODEL", help="REPL: model id or alias.", show_default=False
+        ),
     ] = None,
     cwd: Annotated[
-        Path | None, typer.Option("-C", "--cwd", help="REPL: workspace directory.")
+        Path | None, typer.Option("-C", "--cwd", metavar="DIR", help="REPL: workspace directory.")
     ] = None,
     permission_mode: Annotated[
-        str | None, typer.Option("--permission-mode", help="REPL: permission mode.")
+        str | None, typer.Option("--permission-mode", metavar="MODE", help="REPL: permission mode.")
     ] = None,
-    allow: Annotated[list[str], typer.Option("--allow", help="REPL: allow rule. Repeatable.")] = [],  # noqa: B006
-    deny: Annotated[list[str], typer.Option("--deny", help="REPL: deny rule. Repeatable.")] = [],  # noqa: B006
+    allow: Annotated[
+        list[str], typer.Option("--allow", metavar="RULE", help="REPL: allow rule. Repeatable.")
+    ] = [],  # noqa: B006
+    deny: Annotated[
+        list[str], typer.Option("--deny", metavar="RULE", help="REPL: deny rule. Repeatable.")
+    ] = [],  # noqa: B006
     accept: Annotated[
-        list[str], typer.Option("--accept", help="REPL: acceptance check. Repeatable.")
+        list[str],
+        typer.Option("--accept", metavar="CMD", help="REPL: acceptance check. Repeatable."),
     ] = [],  # noqa: B006
 ) -> None:
     """Start the interactive REPL when no command is given: `agentcli ["TASK"]` (with stdin not
@@ -102,7 +114,7 @@ def root(
 @app.command(PROMPT, hidden=True)
 def prompt(
     ctx: typer.Context,
-    task: Annotated[str, typer.Argument(help="The task to start with.")],
+    task: Annotated[str, typer.Argument(metavar="TASK", help="The task to start with.")],
 ) -> None:
     """`agentcli "TASK"`: the REPL starting with TASK in a terminal, else `agentcli run TASK`."""
     assert ctx.parent is not None
@@ -144,57 +156,76 @@ def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
 def run(
     task: Annotated[
         str | None,
-        typer.Argument(help="The task. '-' or absent with piped stdin reads it from stdin."),
+        typer.Argument(
+            metavar="TASK", help="The task. '-' or absent with piped stdin reads it from stdin."
+        ),
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option("-m", "--model", envvar="AGENTCLI_MODEL", help="Model id."),
+        typer.Option(
+            "-m", "--model", envvar="AGENTCLI_MODEL", metavar="MODEL", help="Model id or alias."
+        ),
     ] = None,
     cwd: Annotated[
         Path | None,
-        typer.Option("-C", "--cwd", help="Workspace directory (default: current)."),
+        typer.Option("-C", "--cwd", metavar="DIR", help="Workspace directory (default: current)."),
     ] = None,
     permission_mode: Annotated[
         str | None,
-        typer.Option("--permission-mode", help="default, accept-edits, read-only, auto or yolo."),
+        typer.Option(
+            "--permission-mode",
+            metavar="MODE",
+            help="default, accept-edits, read-only, auto or yolo.",
+        ),
     ] = None,
     allow: Annotated[
-        list[str], typer.Option("--allow", help="Allow rule, e.g. 'shell(pytest *)'. Repeatable.")
+        list[str],
+        typer.Option(
+            "--allow", metavar="RULE", help="Allow rule, e.g. 'shell(pytest *)'. Repeatable."
+        ),
     ] = [],  # noqa: B006
-    deny: Annotated[list[str], typer.Option("--deny", help="Deny rule. Repeatable.")] = [],  # noqa: B006
+    deny: Annotated[
+        list[str], typer.Option("--deny", metavar="RULE", help="Deny rule. Repeatable.")
+    ] = [],  # noqa: B006
     max_turns: Annotated[
         int | None,
-        typer.Option("--max-turns", help="Model calls allowed."),
+        typer.Option("--max-turns", metavar="N", help="Model calls allowed."),
     ] = None,
     max_cost: Annotated[
         float | None,
-        typer.Option("--max-cost", help="Cost budget in USD."),
+        typer.Option("--max-cost", metavar="USD", help="Cost budget in USD."),
     ] = None,
     max_tokens: Annotated[
         int | None,
-        typer.Option("--max-tokens", help="Cumulative token budget."),
+        typer.Option("--max-tokens", metavar="N", help="Cumulative token budget."),
     ] = None,
     timeout: Annotated[
         float | None,
-        typer.Option("--timeout", help="Wall-clock limit in seconds."),
+        typer.Option("--timeout", metavar="SECONDS", help="Wall-clock limit in seconds."),
     ] = None,
     accept: Annotated[
         list[str],
-        typer.Option("--accept", help="Acceptance check command ('tests' to detect). Repeatable."),
+        typer.Option(
+            "--accept",
+            metavar="CMD",
+            help="Acceptance check command ('tests' to detect). Repeatable.",
+        ),
     ] = [],  # noqa: B006
     accept_retries: Annotated[
         int | None,
-        typer.Option("--accept-retries", help="Repair rounds after a failed check (default 3)."),
+        typer.Option(
+            "--accept-retries", metavar="N", help="Repair rounds after a failed check (default 3)."
+        ),
     ] = None,
     resume: Annotated[
         str | None,
-        typer.Option("--resume", help="Resume session ID."),
+        typer.Option("--resume", metavar="ID", help="Resume session ID."),
     ] = None,
     continue_: Annotated[
         bool, typer.Option("--continue", help="Continue the latest session in this workspace.")
     ] = False,
     output_format: Annotated[
-        str, typer.Option("--output-format", help="text, json or stream-json.")
+        str, typer.Option("--output-format", metavar="FORMAT", help="text, json or stream-json.")
     ] = "text",
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress on stderr.")] = False,
     trust_project: Annotated[
@@ -238,7 +269,8 @@ sessions_app = typer.Typer(
 app.add_typer(sessions_app, name="sessions")
 
 _CwdOption = Annotated[
-    Path | None, typer.Option("-C", "--cwd", help="Workspace directory (default: current).")
+    Path | None,
+    typer.Option("-C", "--cwd", metavar="DIR", help="Workspace directory (default: current)."),
 ]
 
 
@@ -255,7 +287,7 @@ def sessions_list(
 
 @sessions_app.command("show")
 def sessions_show(
-    session_id: Annotated[str, typer.Argument(help="Session id (or prefix).")],
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id (or prefix).")],
 ) -> None:
     """Show a session's conversation and each tool call's status."""
     from agentcli.ui import sessions
@@ -265,7 +297,7 @@ def sessions_show(
 
 @sessions_app.command("export")
 def sessions_export(
-    session_id: Annotated[str, typer.Argument(help="Session id (or prefix).")],
+    session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id (or prefix).")],
 ) -> None:
     """Print a session as JSON: messages, tasks and tool calls."""
     from agentcli.ui import sessions
@@ -275,7 +307,9 @@ def sessions_export(
 
 @app.command()
 def undo(
-    task: Annotated[str | None, typer.Option("--task", help="Task id (default: the last).")] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", metavar="ID", help="Task id (default: the last).")
+    ] = None,
     cwd: _CwdOption = None,
 ) -> None:
     """Revert the file changes of the last (or given) task."""
@@ -286,7 +320,7 @@ def undo(
 
 @app.command()
 def doctor(cwd: _CwdOption = None) -> None:
-    """Check the setup: model config, API key, git, ripgrep and the OS sandbox."""
+    """Check the setup: model, API key, git, ripgrep, the OS sandbox."""
     from agentcli.ui.doctor import doctor_command
 
     raise typer.Exit(doctor_command(cwd))
@@ -295,12 +329,13 @@ def doctor(cwd: _CwdOption = None) -> None:
 @app.command()
 def trust(
     path: Annotated[
-        Path | None, typer.Argument(help="Workspace directory (default: current).")
+        Path | None,
+        typer.Argument(metavar="PATH", help="Workspace directory (default: current)."),
     ] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the trusted workspaces.")] = False,
     revoke: Annotated[bool, typer.Option("--revoke", help="Stop trusting it.")] = False,
 ) -> None:
-    """Trust a workspace: let its own .agentcli config allow things and set the mode."""
+    """Trust a workspace's own .agentcli config (or --list, --revoke)."""
     from agentcli.ui.trust_command import trust_command
 
     raise typer.Exit(trust_command(path, list_=list_, revoke=revoke))

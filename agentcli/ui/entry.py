@@ -5,7 +5,11 @@ Everything else goes to the one command-line definition, `cli.py`."""
 from __future__ import annotations
 
 import gc
+import os
 import sys
+
+COMPLETION_VARIABLE = "_AGENTCLI_COMPLETE"
+"""Set by the completion script `agentcli --install-completion` installs."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -15,7 +19,8 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"agentcli {__version__}\n")
         return 0
-    if not args and sys.stdin is not None and sys.stdin.isatty():
+    completing = COMPLETION_VARIABLE in os.environ  # the shell asks typer for completions
+    if not args and not completing and sys.stdin is not None and sys.stdin.isatty():
         # The REPL's prompt must be up at once: skip importing the command-line parser.
         from agentcli.ui.repl.main import main as repl_main
 
