@@ -194,7 +194,7 @@ def test_model_free_commands(
         (["sessions", "list", "--al"], "--al"),
         (["sessions", "list", "extra"], "extra"),
         (["sessions", "list", "-C"], "-C"),
-        (["sessions", "show"], "session_id"),
+        (["sessions", "show"], "Missing argument 'ID'"),
         (["sessions", "remove", "a"], "remove"),
         (["undo", "--task"], "--task"),
         (["doctor", "--verbose"], "--verbose"),
