@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentcli.permissions.shell_walk import SimpleCommand
+from agentcli.permissions.shell_command import SimpleCommand
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
