@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentcli.call_records import ToolCallRecord
@@ -49,17 +49,18 @@ def call_signature(record: ToolCallRecord) -> str:
 
 @dataclass
 class ConvergenceGuard:
-    """A TurnObserver for the QueryLoop. `artifact_version` is called only after a failure."""
+    """A TurnObserver for the QueryLoop. `artifact_version` is awaited only after a failure;
+    it is slow (git, hashing), so the conversation takes it in a worker thread."""
 
-    artifact_version: Callable[[], str | None]
+    artifact_version: Callable[[], Awaitable[str | None]]
     settings: ConvergenceSettings = field(default_factory=ConvergenceSettings)
     _results: Counter[tuple[str, str]] = field(default_factory=Counter)
     _failures: Counter[tuple[str, str | None]] = field(default_factory=Counter)
     _batches: list[str] = field(default_factory=list)
     _nudged: set[str] = field(default_factory=set)
 
-    def after_tools(self, records: Sequence[ToolCallRecord]) -> Nudge | Stop | None:
-        findings = [*self._repeats(records), *self._alternation(records)]
+    async def after_tools(self, records: Sequence[ToolCallRecord]) -> Nudge | Stop | None:
+        findings = [*await self._repeats(records), *self._alternation(records)]
         if not findings:
             return None
         pattern, message = findings[0]
@@ -73,7 +74,7 @@ class ConvergenceGuard:
             "task will be stopped."
         )
 
-    def _repeats(self, records: Sequence[ToolCallRecord]) -> list[tuple[str, str]]:
+    async def _repeats(self, records: Sequence[ToolCallRecord]) -> list[tuple[str, str]]:
         found: list[tuple[str, str]] = []
         version: str | None = None
         version_known = False
@@ -93,7 +94,7 @@ class ConvergenceGuard:
                 continue
             if record.is_error:
                 if not version_known:
-                    version, version_known = self.artifact_version(), True
+                    version, version_known = await self.artifact_version(), True
                 failure_key = (signature, version)
                 self._failures[failure_key] += 1
                 failures = self._failures[failure_key]

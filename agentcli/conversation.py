@@ -5,9 +5,10 @@ journal; for each user request it creates a task, runs a QueryLoop over the hist
 the loop's outcome (plus acceptance evidence) into a TaskResult with a task state decided by code.
 
 Slow work on the workspace runs in worker threads, started here where it is needed: the start
-and end snapshots (artifact versions), and the undo checkpoint (`checkpoints`), which the tool
-runtime awaits before the first call of a task that may change something starts, and which is
-ended before the task is recorded as finished. The journal only records.
+and end snapshots (artifact versions), the version the convergence guard asks for after a failed
+call, and the undo checkpoint (`checkpoints`), which the tool runtime awaits before the first
+call of a task that may change something starts, and which is ended before the task is recorded
+as finished. The journal only records.
 """
 
 from __future__ import annotations
@@ -285,11 +286,14 @@ class ConversationManager:
             self.events(Notice(level="warning", message=snapshot.note))
         return snapshot
 
-    def _version_or_none(self) -> str | None:
+    async def _version_or_none(self) -> str | None:
+        """The artifact version now, for the convergence guard (after a failed call): taken in
+        a worker thread, as every snapshot is."""
         try:
-            return self.snapshot_now().version
+            snapshot = await asyncio.to_thread(self.snapshot_now)
         except SnapshotError:
             return None
+        return snapshot.version
 
     async def _check(self, loop: QueryLoop) -> AcceptanceReport | None:
         """Run the checks; None if the task was cancelled or ran out of time meanwhile."""

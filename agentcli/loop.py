@@ -61,9 +61,11 @@ class Stop:
 
 
 class TurnObserver(Protocol):
-    """Watches each batch of tool results (e.g. the convergence guard)."""
+    """Watches each batch of tool results (e.g. the convergence guard). Awaited, so that what
+    is slow to learn (the artifact version: git, hashing) comes from a worker thread, never from
+    work done on the event loop."""
 
-    def after_tools(self, records: Sequence[ToolCallRecord]) -> Nudge | Stop | None: ...
+    async def after_tools(self, records: Sequence[ToolCallRecord]) -> Nudge | Stop | None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -312,12 +314,18 @@ class QueryLoop:
             raise
         extra: list[str] = []
         finished: Step = Continue()
-        for observer in self.observers:
-            verdict = observer.after_tools(records)
-            if isinstance(verdict, Nudge):
-                extra.append(verdict.text)
-            elif isinstance(verdict, Stop):
-                finished = Finished(verdict.reason, verdict.message)
+        try:
+            for observer in self.observers:
+                verdict = await observer.after_tools(records)
+                if isinstance(verdict, Nudge):
+                    extra.append(verdict.text)
+                elif isinstance(verdict, Stop):
+                    finished = Finished(verdict.reason, verdict.message)
+        except BaseException:
+            # The calls ran: a cancel or time-out while an observer looks at them still gives
+            # each its real result (not "not executed").
+            self._append(history, _results_message(records, []))
+            raise
         self._append(history, _results_message(records, extra))
         if len(runtime.denials) > denials_before and (
             len(runtime.denials) >= self.settings.denial_limit

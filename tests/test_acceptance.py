@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -232,33 +233,44 @@ def record(name: str, inp: dict[str, Any], result: str, *, error: bool = False) 
     )
 
 
-def test_guard_nudges_once_then_stops_on_identical_repeats() -> None:
-    guard = ConvergenceGuard(artifact_version=lambda: "v1")
+def version_of(value: Callable[[], str]) -> Callable[[], Awaitable[str | None]]:
+    """An artifact version for the guard, as the conversation gives it one (awaited)."""
+
+    async def artifact_version() -> str | None:
+        return value()
+
+    return artifact_version
+
+
+async def test_guard_nudges_once_then_stops_on_identical_repeats() -> None:
+    guard = ConvergenceGuard(artifact_version=version_of(lambda: "v1"))
     same = [record("read_file", {"path": "a"}, "1\tx")]
-    assert guard.after_tools(same) is None
-    assert guard.after_tools(same) is None
-    nudge = guard.after_tools(same)
+    assert await guard.after_tools(same) is None
+    assert await guard.after_tools(same) is None
+    nudge = await guard.after_tools(same)
     assert isinstance(nudge, Nudge)
     assert 'read_file {"path":"a"}' in nudge.text and "3 times" in nudge.text
-    stop = guard.after_tools(same)
+    stop = await guard.after_tools(same)
     assert isinstance(stop, Stop) and stop.reason is TerminalReason.NO_PROGRESS
 
 
-def test_guard_treats_changing_output_and_changing_artifact_as_progress() -> None:
+async def test_guard_treats_changing_output_and_changing_artifact_as_progress() -> None:
     version = {"v": 0}
-    guard = ConvergenceGuard(artifact_version=lambda: f"v{version['v']}")
+    guard = ConvergenceGuard(artifact_version=version_of(lambda: f"v{version['v']}"))
     for n in range(10):  # polling a job whose output changes
-        assert guard.after_tools([record("shell", {"command": "tail log"}, f"line {n}")]) is None
+        polled = [record("shell", {"command": "tail log"}, f"line {n}")]
+        assert await guard.after_tools(polled) is None
     for n in range(10):  # a failing test re-run after each edit
         version["v"] = n
         out = f"FAILED ({n} passed)"
-        assert guard.after_tools([record("shell", {"command": "pytest"}, out, error=True)]) is None
+        failed = [record("shell", {"command": "pytest"}, out, error=True)]
+        assert await guard.after_tools(failed) is None
 
 
-def test_guard_catches_failures_on_an_unchanged_artifact_with_noisy_output() -> None:
-    guard = ConvergenceGuard(artifact_version=lambda: "same")
+async def test_guard_catches_failures_on_an_unchanged_artifact_with_noisy_output() -> None:
+    guard = ConvergenceGuard(artifact_version=version_of(lambda: "same"))
     verdicts = [
-        guard.after_tools([record("shell", {"command": "make"}, f"took {n}ms", error=True)])
+        await guard.after_tools([record("shell", {"command": "make"}, f"took {n}ms", error=True)])
         for n in range(4)
     ]
     assert verdicts[:2] == [None, None]
@@ -266,13 +278,13 @@ def test_guard_catches_failures_on_an_unchanged_artifact_with_noisy_output() -> 
     assert isinstance(verdicts[3], Stop)
 
 
-def test_guard_catches_ab_alternation() -> None:
+async def test_guard_catches_ab_alternation() -> None:
     guard = ConvergenceGuard(
-        artifact_version=lambda: "v", settings=ConvergenceSettings(repeat_limit=10)
+        artifact_version=version_of(lambda: "v"), settings=ConvergenceSettings(repeat_limit=10)
     )
     a = [record("read_file", {"path": "a"}, "A")]
     b = [record("read_file", {"path": "b"}, "B")]
-    verdicts = [guard.after_tools(batch) for batch in (a, b, a, b, a)]
+    verdicts = [await guard.after_tools(batch) for batch in (a, b, a, b, a)]
     assert verdicts[:3] == [None, None, None]
     assert isinstance(verdicts[3], Nudge) and "alternating" in verdicts[3].text
     assert isinstance(verdicts[4], Stop)

@@ -374,7 +374,7 @@ async def test_observers_can_nudge_and_stop(workspace: Path) -> None:
         def __init__(self) -> None:
             self.seen = 0
 
-        def after_tools(self, records: Any) -> Nudge | Stop | None:
+        async def after_tools(self, records: Any) -> Nudge | Stop | None:
             self.seen += 1
             if self.seen == 1:
                 return Nudge("change approach")
@@ -385,6 +385,34 @@ async def test_observers_can_nudge_and_stop(workspace: Path) -> None:
     assert outcome.reason is TerminalReason.NO_PROGRESS
     assert model.requests[1].messages[-1].text == "change approach"
     assert_valid(outcome)
+
+
+async def test_a_cancel_while_an_observer_looks_keeps_the_calls_real_results(
+    workspace: Path,
+) -> None:
+    (workspace / "a.py").write_text("x = 1\n")
+    looking = asyncio.Event()
+
+    class Watcher:
+        async def after_tools(self, records: Any) -> Nudge | Stop | None:
+            looking.set()
+            await asyncio.Event().wait()  # as if awaiting a snapshot; the cancel lands here
+            return None
+
+    model = ScriptedModel([respond(tool_use("read_file", {"path": "a.py"}, id="t1"))])
+    loop = make_loop(model, workspace, observers=(Watcher(),))
+    task = asyncio.create_task(loop.run([Message.user("go")]))
+    watching = asyncio.create_task(looking.wait())
+    await asyncio.wait({task, watching}, return_when=asyncio.FIRST_COMPLETED)
+    watching.cancel()
+    assert looking.is_set()  # the loop awaits the observer
+    task.cancel()
+    outcome = await task
+    assert outcome.reason is TerminalReason.ABORTED
+    assert_valid(outcome)
+    # The call ran before the cancel: its result is what it returned, not "not executed".
+    result = outcome.messages[2].tool_results[0]
+    assert "1\tx = 1" in result.content and not result.is_error
 
 
 async def test_independent_reads_run_concurrently_and_results_keep_proposal_order(

@@ -38,16 +38,15 @@ from agentcli.permissions.commands import (
     destructive_reason,
     every_command,
     git_prints_files,
-    is_protected_path,
     needs_git_write,
     needs_network,
-    protected_write_reason,
     read_paths,
     reads_by_pattern,
     searched_dirs,
 )
 from agentcli.permissions.confine import escalated
 from agentcli.permissions.persist import append_allow_rule
+from agentcli.permissions.protected import is_protected_path, protected_write_reason
 from agentcli.permissions.readonly import is_read_only_part
 from agentcli.permissions.rules import PATH_CLASSES, Rule, RuleKind, RuleSet, parse_rule
 from agentcli.permissions.screen import SearchScreen

@@ -27,7 +27,9 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agentcli.permissions.shell_walk import HARMLESS_TARGETS, SimpleCommand, walk
+from agentcli.permissions.shell_command import SimpleCommand
+from agentcli.permissions.shell_redirects import HARMLESS_TARGETS
+from agentcli.permissions.shell_walk import walk
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser, Tree

@@ -1,67 +1,45 @@
 """The simple commands a tree-sitter-bash syntax tree runs, and why a narrow rule may not match.
 
-The walk is an allow-list: each node type and token it knows is read for what bash does with it;
-anything else is a reason in `unsafe` (its commands and substitutions still listed, for deny
-rules), never skipped. Where tree-sitter's tree is not bash's, bash wins: a redirection that
-follows `a && b` or `a | b` belongs to `b` (tree-sitter hangs it on the whole list, and reads
-words after a redirection target as more targets: bash passes them as arguments); a comment must
-start where bash starts one; a here-document must end where bash ends it.
+The walk is an allow-list: each node type and token it knows (`shell_syntax`) is read for what
+bash does with it; anything else is a reason in `unsafe` (its commands and substitutions still
+listed, for deny rules), never skipped. Where tree-sitter's tree is not bash's, bash wins: a
+redirection that follows `a && b` or `a | b` belongs to `b` (tree-sitter hangs it on the whole
+list, and reads words after a redirection target as more targets: bash passes them as
+arguments); a comment must start where bash starts one; a here-document must end where bash ends
+it. Words are read by `shell_words`, redirections and here-documents by `shell_redirects`.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from agentcli.permissions import shell_syntax as syntax
+from agentcli.permissions.shell_command import SimpleCommand
+from agentcli.permissions.shell_redirects import (
+    BACKQUOTED_HEREDOC,
+    HEREDOC_END,
+    NO_REDIRECTIONS,
+    UNTERMINATED_HEREDOC,
+    VARIABLE_DESCRIPTOR,
+    Redirections,
+    read_redirect,
+)
 from agentcli.permissions.shell_words import (
     COMMENT_WORD,
     CUT,
     JOINED,
     Word,
+    add_word_node,
     is_name,
+    node_text,
     read_word,
     substitutions_in,
 )
 
 if TYPE_CHECKING:
     from tree_sitter import Node
-
-# Output redirection targets that write nothing to the file system.
-HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-
-
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
-    """One simple command: leading `VAR=value` assignments, then argv."""
-
-    assignments: tuple[str, ...]
-    argv: tuple[str, ...]
-    globbed: tuple[bool, ...] = ()
-    """Per argv word: does it contain an unquoted glob (`*`, `?`, `[`) or brace expansion
-    (`{a,b}`) the shell expands into other words?"""
-    file_writes: tuple[str, ...] = ()
-    """Targets of output redirections into files (not /dev/null or a file descriptor), the
-    command's own and those of the compound commands around it (`{ ...; } > FILE`)."""
-    file_reads: tuple[str, ...] = ()
-    """Files its input is redirected from (`< FILE`), its own and those of the compound
-    commands around it (`for ...; done < FILE`)."""
-    computed: tuple[bool, ...] = ()
-    """Per argv word: does bash compute it at run time (an expansion, a substitution, `~`,
-    `$'…'`, a brace expansion)? Such a word's text is as written (`$HOME/x`)."""
-
-    @property
-    def text(self) -> str:
-        """What rule patterns are matched against: the words, unquoted, joined by spaces."""
-        return " ".join((*self.assignments, *self.argv))
-
-    @property
-    def name(self) -> str:
-        return self.argv[0] if self.argv else ""
-
-    def has_glob(self) -> bool:
-        return any(self.globbed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +54,7 @@ class Walked:
 def walk(root: Node, source: bytes) -> Walked:
     """The commands of an error-free tree of `source`, and why no narrow rule may match them."""
     walker = _Walker(source)
-    walker.container(root, _SEPARATORS, nested=False)
+    walker.container(root, syntax.SEPARATORS, nested=False)
     ordered = [why for _, why in sorted(walker.reasons, key=lambda reason: reason[0])]
     return Walked(
         parts=tuple(walker.parts),
@@ -88,102 +66,27 @@ def walk(root: Node, source: bytes) -> Walked:
 
 SKIPPED = "text tree-sitter skipped"
 MISPLACED_COMMENT = "a comment bash may read differently"
-HEREDOC_END = "a here-document bash may end elsewhere"
-BACKQUOTED_HEREDOC = "a backquote in a here-document"
 _MISREADS = frozenset(
     {SKIPPED, MISPLACED_COMMENT, HEREDOC_END, BACKQUOTED_HEREDOC, CUT, JOINED, COMMENT_WORD}
-    | {"a [ … ] test bash reads differently", "a {variable} redirection"}
-    | {"words after a redirection of a compound command", "an unterminated here-document"}
+    | {UNTERMINATED_HEREDOC, VARIABLE_DESCRIPTOR, "a [ … ] test bash reads differently"}
+    | {"words after a redirection of a compound command"}
 )
 """Reasons that mean tree-sitter's tree is not what bash runs: a word tree-sitter joined or
 skipped, a comment or here-document end bash sees elsewhere. Its commands are not bash's, so
 the command counts as unparsable (deny and destructive checks then split it roughly)."""
 
 
-_STATEMENTS = frozenset(
-    {
-        *("command", "redirected_statement", "list", "pipeline", "subshell", "negated_command"),
-        *("compound_statement", "if_statement", "while_statement", "for_statement"),
-        *("case_statement", "function_definition", "variable_assignment"),
-        *("variable_assignments", "declaration_command", "unset_command", "test_command"),
-        "c_style_for_statement",
-    }
-)
-_SEPARATORS = frozenset({";", "&", "\n"})
-_CONTAINERS: dict[str, frozenset[str]] = {
-    "list": frozenset({"&&", "||"}),
-    "pipeline": frozenset({"|", "|&"}),
-    "subshell": _SEPARATORS | {"(", ")"},
-    "negated_command": frozenset({"!"}),
-    "if_statement": _SEPARATORS | {"if", "then", "fi"},
-    "elif_clause": _SEPARATORS | {"elif", "then"},
-    "else_clause": _SEPARATORS | {"else"},
-    "while_statement": _SEPARATORS | {"while", "until"},
-    "do_group": _SEPARATORS | {"do", "done"},
-    "for_statement": _SEPARATORS | {"for", "in"},
-    "case_statement": _SEPARATORS | {"case", "in", "esac"},
-    "case_item": _SEPARATORS | {"(", ")", "|", ";;"},
-    "command_substitution": _SEPARATORS | {"$(", "`", ")"},
-    "process_substitution": _SEPARATORS | {"<(", ">(", ")"},
-}
-"""Node types made of statements, and the tokens allowed between them."""
-_BRACES = _SEPARATORS | {"{", "}"}
-_CONTAINER_WORDS = frozenset(
-    {("for_statement", "value"), ("case_statement", "value"), ("case_item", "value")}
-)
-"""Words inside containers that bash expands but never runs (loop lists, case patterns)."""
-_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_KEYWORDS = frozenset(
-    {"time", "coproc", "!", "[[", "]]", "{", "}", "function", "select", "in"}
-    | {"case", "esac", "if", "then", "elif", "else", "fi", "for", "while", "until", "do", "done"}
-)
-"""Bash reserved words: where tree-sitter reads one as a command name (`time ls`), bash runs
-something else than that argv."""
-_UNSUPPORTED = {
-    "test_command": "a [[ … ]] test",
-    "c_style_for_statement": "arithmetic",
-    "compound_statement": "arithmetic",  # (( … )); `{ … }` is read as a container
-}
-_TEST_EXPRESSIONS = frozenset({"binary_expression", "unary_expression"})
-_WRITES = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
-_FD_DUPLICATION = re.compile(r"[0-9]+-?|-")
-_COMMENT_BEFORE = frozenset(b" \t\n;&|(")
-"""Unescaped bytes after which bash starts a comment at `#` (the start of a word; not `)`,
-which may end `$(…)` inside a word)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Redirections:
-    """What redirections do: files written and read, words tree-sitter read as extra targets
-    (bash's arguments: `echo a > out b` runs `echo a b`), and the statements tree-sitter puts
-    inside a here-document's redirection (`cat <<EOF | wc`: `| wc`), to walk after it."""
-
-    writes: tuple[str, ...] = ()
-    reads: tuple[str, ...] = ()
-    arguments: tuple[Node, ...] = ()
-    then: tuple[Node, ...] = ()
-
-    def __add__(self, other: _Redirections) -> _Redirections:
-        return _Redirections(
-            self.writes + other.writes,
-            self.reads + other.reads,
-            self.arguments + other.arguments,
-            self.then + other.then,
-        )
-
-
-_NONE = _Redirections()
-
-
 @dataclass(slots=True)
 class _Walker:
+    """The walk so far; it is the `shell_redirects.Walk` that redirections are read with."""
+
     source: bytes
     parts: list[SimpleCommand] = field(default_factory=list)
     nested: list[SimpleCommand] = field(default_factory=list)
     reasons: list[tuple[int, str]] = field(default_factory=list)
     # Redirections of the compound commands being walked: they apply to every command
     # inside (`{ echo x; } > .git/config` writes with echo's output).
-    outer: _Redirections = _NONE
+    outer: Redirections = NO_REDIRECTIONS
 
     def unsafe(self, node: Node, why: str) -> None:
         self.reasons.append((node.start_byte, why))
@@ -212,12 +115,14 @@ class _Walker:
         start, end = node.start_byte, node.end_byte
         before = self.source[:start]
         escaped = (len(before[:-1]) - len(before[:-1].rstrip(b"\\"))) % 2 == 1
-        starts = start == 0 or (before[-1] in _COMMENT_BEFORE and not escaped)
+        starts = start == 0 or (before[-1] in syntax.COMMENT_BEFORE and not escaped)
         one_line = b"\n" not in (node.text or b"")
         if not starts or not one_line or self.source[end : end + 1] not in (b"", b"\n"):
             self.unsafe(node, MISPLACED_COMMENT)
 
-    def statement(self, node: Node, *, nested: bool, attached: _Redirections = _NONE) -> None:
+    def statement(
+        self, node: Node, *, nested: bool, attached: Redirections = NO_REDIRECTIONS
+    ) -> None:
         """Walk one statement; `attached`: redirections tree-sitter put after it (bash gives
         them to the last command of a list or pipeline, to a compound command as a whole)."""
         kind = node.type
@@ -225,12 +130,12 @@ class _Walker:
             self.command(node, nested=nested, attached=attached)
             return
         if kind in ("list", "pipeline", "negated_command"):
-            self.container(node, _CONTAINERS[kind], nested=nested, last=attached)
+            self.container(node, syntax.CONTAINERS[kind], nested=nested, last=attached)
             return
         if attached.arguments:
             self.unsafe(node, "words after a redirection of a compound command")
         outer = self.outer
-        self.outer = outer + _Redirections(attached.writes, attached.reads)
+        self.outer = outer + Redirections(attached.writes, attached.reads)
         try:
             self.compound(node, nested=nested)
         finally:
@@ -243,9 +148,9 @@ class _Walker:
         if kind == "redirected_statement":
             self.redirected(node, nested=nested)
         elif kind == "compound_statement" and node.children and node.children[0].type == "{":
-            self.container(node, _BRACES, nested=nested)
-        elif kind in _CONTAINERS:
-            self.container(node, _CONTAINERS[kind], nested=nested)
+            self.container(node, syntax.BRACES, nested=nested)
+        elif kind in syntax.CONTAINERS:
+            self.container(node, syntax.CONTAINERS[kind], nested=nested)
         elif kind == "function_definition":
             self.function(node)
         elif kind in ("variable_assignment", "variable_assignments"):
@@ -265,25 +170,27 @@ class _Walker:
         tokens: frozenset[str],
         *,
         nested: bool,
-        last: _Redirections = _NONE,
+        last: Redirections = NO_REDIRECTIONS,
     ) -> None:
         """Statements and the tokens between them; `last` goes to the last statement."""
         kind = node.type
         if kind == "for_statement" and node.children and node.children[0].type == "select":
             self.unsafe(node, "select")
-        statements = [c for c in node.named_children if c.type in _STATEMENTS]
+        statements = [c for c in node.named_children if c.type in syntax.STATEMENTS]
         final = statements[-1] if statements else None
         for name, child in self.children(node):
             if not child.is_named:
                 if child.type not in tokens:
                     self.unsafe(child, f"unsupported syntax ({child.type})")
-            elif child.type in _STATEMENTS:
-                self.statement(child, nested=nested, attached=last if child == final else _NONE)
-            elif child.type in _CONTAINERS:  # elif, else, do ... done, case items
-                self.container(child, _CONTAINERS[child.type], nested=nested)
-            elif (kind, name) in _CONTAINER_WORDS:
+            elif child.type in syntax.STATEMENTS:
+                self.statement(
+                    child, nested=nested, attached=last if child == final else NO_REDIRECTIONS
+                )
+            elif child.type in syntax.CONTAINERS:  # elif, else, do ... done, case items
+                self.container(child, syntax.CONTAINERS[child.type], nested=nested)
+            elif (kind, name) in syntax.CONTAINER_WORDS:
                 self.word(child)
-            elif kind == "for_statement" and name == "variable" and is_name(_text(child)):
+            elif kind == "for_statement" and name == "variable" and is_name(node_text(child)):
                 continue
             else:
                 self.unsupported(child, nested=nested)
@@ -291,11 +198,11 @@ class _Walker:
     def unsupported(self, node: Node, *, nested: bool) -> None:
         """Something this walk does not read as a whole: unsafe, but the commands and
         substitutions inside still count (for deny rules)."""
-        self.unsafe(node, _UNSUPPORTED.get(node.type, f"unsupported syntax ({node.type})"))
+        self.unsafe(node, syntax.UNSUPPORTED.get(node.type, f"unsupported syntax ({node.type})"))
         stack = list(reversed(node.children))
         while stack:
             child = stack.pop()
-            if child.type in _STATEMENTS:
+            if child.type in syntax.STATEMENTS:
                 self.statement(child, nested=nested)
             elif child.type in ("command_substitution", "process_substitution"):
                 self.substitution(child)
@@ -305,9 +212,9 @@ class _Walker:
     def substitution(self, node: Node) -> None:
         """The commands of `$(…)`, a backquote or `<(…)`: nested, and not redirected by the
         compound commands around the word."""
-        outer, self.outer = self.outer, _NONE
+        outer, self.outer = self.outer, NO_REDIRECTIONS
         try:
-            self.container(node, _CONTAINERS[node.type], nested=True)
+            self.container(node, syntax.CONTAINERS[node.type], nested=True)
         finally:
             self.outer = outer
 
@@ -331,26 +238,26 @@ class _Walker:
             )
         (self.nested if nested else self.parts).append(command)
 
-    def command(self, node: Node, *, nested: bool, attached: _Redirections) -> None:
+    def command(self, node: Node, *, nested: bool, attached: Redirections) -> None:
         assignments: list[str] = []
         words: list[list[Node]] = []  # the nodes of each word
-        own = _NONE
+        own = NO_REDIRECTIONS
         for name, child in self.children(node):
             if name == "name":
-                _add_word(words, self.name_node(child))
+                add_word_node(words, self.name_node(child))
             elif name == "argument":
-                _add_word(words, child)
+                add_word_node(words, child)
             elif child.type == "variable_assignment" and not words:
                 assignments.append(self.assignment(child))
-            elif child.type in _REDIRECTS:
-                redirections = self.redirect(child)
+            elif child.type in syntax.REDIRECTS:
+                redirections = read_redirect(self, child)
                 for argument in redirections.arguments:
-                    _add_word(words, argument)
+                    add_word_node(words, argument)
                 own += redirections
             else:
                 self.unsupported(child, nested=nested)
         for argument in attached.arguments:
-            _add_word(words, argument)
+            add_word_node(words, argument)
         own += attached
         argv = [self.word(*nodes) for nodes in words]
         if argv:
@@ -379,17 +286,17 @@ class _Walker:
     def check_name(self, node: Node, word: Word) -> None:
         if not word.literal or word.globbed:
             self.unsafe(node, "a computed command name")
-        elif word.text in _KEYWORDS:
+        elif word.text in syntax.KEYWORDS:
             self.unsafe(node, f"the shell keyword {word.text}")
 
     def assignment(self, node: Node) -> str:
         """`NAME=value` as bash assigns it (for rules: the value unquoted)."""
         name = node.child_by_field_name("name")
         value = node.child_by_field_name("value")
-        if name is None or name.type != "variable_name" or not is_name(_text(name)):
+        if name is None or name.type != "variable_name" or not is_name(node_text(name)):
             self.unsafe(node, "an array or unusual assignment")
             self.substitutions_of(node)
-            return _text(node)
+            return node_text(node)
         operator = self.source[name.end_byte : value.start_byte if value else node.end_byte]
         if operator not in (b"=", b"+="):
             self.unsafe(node, "an array or unusual assignment")
@@ -398,10 +305,10 @@ class _Walker:
         elif value.type == "array":
             self.unsafe(value, "an array or unusual assignment")
             self.substitutions_of(value)
-            text = _text(value)
+            text = node_text(value)
         else:
             text = self.word(value, assignment=True).text
-        return f"{_text(name)}{operator.decode(errors='replace')}{text}"
+        return f"{node_text(name)}{operator.decode(errors='replace')}{text}"
 
     def substitutions_of(self, node: Node) -> None:
         for inner in substitutions_in(node):
@@ -432,7 +339,7 @@ class _Walker:
         stack = list(reversed(node.children))
         while stack:
             child = stack.pop()
-            if child.type in _TEST_EXPRESSIONS:
+            if child.type in syntax.TEST_EXPRESSIONS:
                 stack.extend(reversed(child.children))
                 continue
             self.gap(cursor, child.start_byte)
@@ -442,7 +349,7 @@ class _Walker:
             elif child.type in ("<", ">", "(", ")"):
                 self.unsafe(child, "a [ … ] test bash reads differently")
             else:
-                _add_word(words, child)
+                add_word_node(words, child)
         self.gap(cursor, node.end_byte)
         argv = [self.word(*nodes) for nodes in words]
         self.emit(
@@ -458,12 +365,12 @@ class _Walker:
     def function(self, node: Node) -> None:
         self.unsafe(node, "function definition")
         body: Node | None = None
-        redirections = _NONE
+        redirections = NO_REDIRECTIONS
         for name, child in self.children(node):
             if name == "body":
                 body = child
-            elif child.type in _REDIRECTS:
-                redirections += self.redirect(child)
+            elif child.type in syntax.REDIRECTS:
+                redirections += read_redirect(self, child)
             elif child.is_named and name != "name":
                 self.unsupported(child, nested=True)
         if body is not None:
@@ -471,141 +378,16 @@ class _Walker:
 
     def redirected(self, node: Node, *, nested: bool) -> None:
         body: Node | None = None
-        redirections = _NONE
+        redirections = NO_REDIRECTIONS
         for name, child in self.children(node):
             if name == "body":
                 body = child
-            elif child.type in _REDIRECTS:
-                redirections += self.redirect(child)
+            elif child.type in syntax.REDIRECTS:
+                redirections += read_redirect(self, child)
             else:
                 self.unsupported(child, nested=nested)
         if body is not None:
             self.statement(body, nested=nested, attached=redirections)
             return
         # Only redirections (`> out`): bash opens the files and runs nothing.
-        self.command(node, nested=nested, attached=_NONE)
-
-    def redirect(self, node: Node) -> _Redirections:
-        if self.source[node.start_byte - 1 : node.start_byte] == b"}":
-            # `{fd}>file` has bash pick a descriptor; tree-sitter reads `{fd}` as an argument.
-            self.unsafe(node, "a {variable} redirection")
-        if node.type == "heredoc_redirect":
-            return self.heredoc(node)
-        operator = ""
-        targets: list[Node] = []
-        for name, child in self.children(node):
-            if name == "descriptor" and child.type == "file_descriptor":
-                continue
-            if name == "destination" or (node.type == "herestring_redirect" and child.is_named):
-                targets.append(child)
-            elif not child.is_named and not operator:
-                operator = child.type
-            else:
-                self.unsafe(child, "an unusual redirection")
-        if not targets:
-            if operator not in ("<&-", ">&-"):
-                self.unsafe(node, "an unusual redirection")
-            return _NONE
-        done = self.redirect_to(node, operator, self.word(targets[0]))
-        return done + _Redirections(arguments=tuple(targets[1:]))
-
-    def redirect_to(self, node: Node, operator: str, word: Word) -> _Redirections:
-        target = word.text
-        if operator == "<<<":
-            return _NONE
-        if operator == "<":
-            return _Redirections(reads=(target,))
-        if operator in (">&", "<&") and word.literal and _FD_DUPLICATION.fullmatch(target):
-            return _NONE
-        if operator in _WRITES:
-            if word.literal and target in HARMLESS_TARGETS:
-                return _NONE
-            self.unsafe(node, "redirection into a file")
-            return _Redirections(writes=(target,))
-        self.unsafe(node, f"an unusual redirection ({operator})")
-        return _Redirections(writes=(target,), reads=(target,))
-
-    def heredoc(self, node: Node) -> _Redirections:
-        """A here-document: its body is input, unless an unquoted delimiter lets bash expand
-        it; and it must end on the line where bash ends it, or a command could hide in it."""
-        pieces: dict[str, Node] = {}
-        redirections = _NONE
-        for name, child in self.children(node):
-            kind = child.type
-            if kind in ("heredoc_start", "heredoc_body", "heredoc_end") and kind not in pieces:
-                pieces[kind] = child
-            elif kind in ("<<", "<<-") or name == "operator":
-                continue
-            elif kind == "file_redirect":
-                redirections += self.redirect(child)
-            elif name == "right" or (kind == "pipeline" and child.children[0].type in ("|", "|&")):
-                redirections += _Redirections(then=(child,))  # `cat <<EOF && ls`, `| wc`
-            elif name == "argument":
-                redirections += _Redirections(arguments=(child,))
-            else:
-                self.unsupported(child, nested=True)
-        start, end = pieces.get("heredoc_start"), pieces.get("heredoc_end")
-        body = pieces.get("heredoc_body")
-        if start is None or end is None:
-            self.unsafe(node, "an unterminated here-document")
-            return redirections
-        delimiter, quoted = _heredoc_delimiter(_text(start))
-        dashed = node.children[0].type == "<<-"
-        if delimiter is None or not _ends_where_bash_does(
-            self.source, start, end, delimiter.encode(), dashed=dashed
-        ):
-            self.unsafe(node, HEREDOC_END)
-        if not quoted and body is not None:
-            if any(c in (body.text or b"") for c in b"$`"):
-                self.unsafe(node, "a here-document that expands")
-            if b"`" in (body.text or b""):
-                # tree-sitter reads a backquote there as text: its commands would go unlisted.
-                self.unsafe(node, BACKQUOTED_HEREDOC)
-            self.substitutions_of(body)
-        return redirections
-
-
-def _add_word(words: list[list[Node]], node: Node) -> None:
-    """Add a word's node; one right after the previous one (`''\\a`) is the same word."""
-    if words and words[-1][-1].end_byte == node.start_byte:
-        words[-1].append(node)
-    else:
-        words.append([node])
-
-
-def _ends_where_bash_does(
-    source: bytes, start: Node, end: Node, delimiter: bytes, *, dashed: bool
-) -> bool:
-    """Bash reads a here-document from the line after the operator's up to the first line
-    equal to the delimiter (leading tabs stripped for `<<-`): tree-sitter's end must be that."""
-    first_line = source.find(b"\n", start.end_byte) + 1
-    end_line = source.rfind(b"\n", 0, end.start_byte) + 1
-    if not 0 < first_line <= end_line:
-        return False
-    indent = source[end_line : end.start_byte]
-    if indent.strip(b"\t" if dashed else b"") or (end.text or b"") != delimiter:
-        return False
-    if source[end.end_byte : end.end_byte + 1] not in (b"", b"\n"):
-        return False
-    lines = source[first_line:end_line].split(b"\n")[:-1]
-    return all((line.lstrip(b"\t") if dashed else line) != delimiter for line in lines)
-
-
-_PLAIN_DELIMITER = re.compile(r"[A-Za-z0-9_.:+@%/-]+")
-
-
-def _heredoc_delimiter(raw: str) -> tuple[str | None, bool]:
-    """The delimiter bash looks for, and whether it was quoted (then the body is not
-    expanded); None for spellings this does not read (`E"O"F`, `$'EOF'`)."""
-    for quote in ("'", '"'):
-        if len(raw) >= 2 and raw[0] == raw[-1] == quote and _PLAIN_DELIMITER.fullmatch(raw[1:-1]):
-            return raw[1:-1], True
-    if raw.startswith("\\") and _PLAIN_DELIMITER.fullmatch(raw[1:]):
-        return raw[1:], True
-    if _PLAIN_DELIMITER.fullmatch(raw):
-        return raw, False
-    return None, any(c in raw for c in "'\"\\")
-
-
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "surrogateescape")
+        self.command(node, nested=nested, attached=NO_REDIRECTIONS)

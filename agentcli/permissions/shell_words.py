@@ -77,6 +77,15 @@ def read_word(*nodes: Node, assignment: bool = False) -> Word:
     return reader.finish(assignment=assignment)
 
 
+def add_word_node(words: list[list[Node]], node: Node) -> None:
+    """Add a word's node to `words` (the nodes of each word, for `read_word`); one right after
+    the previous one (`''\\a`) is the same word."""
+    if words and words[-1][-1].end_byte == node.start_byte:
+        words[-1].append(node)
+    else:
+        words.append([node])
+
+
 def substitutions_in(node: Node) -> list[Node]:
     """The outermost command and process substitutions anywhere under `node`."""
     found: list[Node] = []
@@ -95,7 +104,8 @@ def is_name(text: str) -> bool:
     return _NAME.fullmatch(text) is not None
 
 
-def _text(node: Node) -> str:
+def node_text(node: Node) -> str:
+    """The source text of `node`, undecodable bytes kept as surrogates."""
     return (node.text or b"").decode("utf-8", "surrogateescape")
 
 
@@ -114,7 +124,7 @@ class _Reader:
 
     def computed(self, node: Node, why: str) -> None:
         self.reasons.append((node.start_byte, why))
-        self.pieces.append(_text(node))
+        self.pieces.append(node_text(node))
         self.substitutions.extend(substitutions_in(node))
         # What follows an expansion is not at the start of the word (an inert placeholder).
         self.chars.append(("\0", True))
@@ -122,9 +132,9 @@ class _Reader:
     def node(self, node: Node) -> None:
         kind = node.type
         if kind in _PLAIN or not node.is_named:
-            self.unquoted(_text(node), node.start_byte)
+            self.unquoted(node_text(node), node.start_byte)
         elif kind == "raw_string":
-            for char in _text(node)[1:-1]:
+            for char in node_text(node)[1:-1]:
                 self.literal(char, True)
         elif kind == "string":
             self.double_quoted(node)
@@ -132,7 +142,7 @@ class _Reader:
             self.sequence(node, node.start_byte, node.end_byte)
         elif kind == "brace_expression":
             self.reasons.append((node.start_byte, BRACE))
-            self.unquoted(_text(node), node.start_byte)
+            self.unquoted(node_text(node), node.start_byte)
         elif kind in _EXPANDING:
             self.computed(node, _EXPANDING[kind])
         else:
@@ -154,7 +164,7 @@ class _Reader:
             if child.start_byte > cursor:
                 self.gap(source[cursor - base : child.start_byte - base], cursor, quoted)
             if quoted and child.type == "string_content":
-                self.in_double_quotes(_text(child), child.start_byte)
+                self.in_double_quotes(node_text(child), child.start_byte)
             else:
                 self.node(child)
             cursor = child.end_byte

@@ -19,8 +19,8 @@ from agentcli.store.lock import SessionLock
 from agentcli.store.queries import CallRow, SessionRow, TaskRow
 
 if TYPE_CHECKING:
-    from agentcli.checkpoints import UndoResult
     from agentcli.owngit import RepoDecision
+    from agentcli.undo import UndoResult
 
 __all__ = ["CallRow", "SessionRow", "TaskRow"]  # re-exported: what these functions return
 
@@ -102,8 +102,8 @@ def undo(
     changed, under the lock of its session. `own_session` is the session this process holds
     already (the REPL's), undone as it is; `git` its decision about the workspace (made now,
     for `agentcli undo`, when not given). UndoError when undo must refuse."""
-    from agentcli.checkpoints import undo as undo_task
-    from agentcli.checkpoints import undo_target
+    from agentcli.undo import undo as undo_task
+    from agentcli.undo import undo_target
 
     conn = connect()
     target = undo_target(conn, workspace, task_id)
@@ -118,6 +118,6 @@ def task_preimages(
 ) -> dict[str, bytes | None]:
     """What each file the task changed held before it (None: it did not exist), from its
     checkpoint; UndoError if the task has no usable checkpoint."""
-    from agentcli.checkpoints import task_preimages as preimages
+    from agentcli.undo import task_preimages as preimages
 
     return preimages(connect(), workspace, task_id, git=git)

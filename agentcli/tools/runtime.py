@@ -1,13 +1,13 @@
 """ToolRuntime: turns the model's proposed calls into executed, recorded results.
 
 For every call, in this order: find the tool → validate the input against its pydantic model →
-tool-specific validation → permission → call → format success or error as a `tool_result` →
-journal. Permission prompts are asked one at a time, in proposal order, before anything runs.
-Then the allowed calls run: calls whose resources do not conflict run concurrently (bounded);
-a call waits for every earlier call it conflicts with, so conflicting calls keep proposal order.
-Results are returned in proposal order whatever order they finished in. A call that may change
-something (risk write, execute or external) first awaits `before_change` (the conversation's
-undo checkpoint), then is journaled `started`, then runs.
+tool-specific validation → permission (`tools.permit`) → call → format success or error as a
+`tool_result` → journal. Permission prompts are asked one at a time, in proposal order, before
+anything runs. Then the allowed calls run: calls whose resources do not conflict run
+concurrently (bounded); a call waits for every earlier call it conflicts with, so conflicting
+calls keep proposal order. Results are returned in proposal order whatever order they finished
+in. A call that may change something (risk write, execute or external) first awaits
+`before_change` (the conversation's undo checkpoint), then is journaled `started`, then runs.
 """
 
 from __future__ import annotations
@@ -23,28 +23,15 @@ from pydantic import ValidationError
 
 from agentcli.call_records import CallStatus, ToolCallRecord
 from agentcli.errors import FatalToolError, ToolError, ToolErrorKind
-from agentcli.events import (
-    EventSink,
-    PermissionAsked,
-    PermissionDecided,
-    ToolCallFinished,
-    ToolCallProposed,
-    ToolCallStarted,
-)
+from agentcli.events import EventSink, ToolCallFinished, ToolCallProposed, ToolCallStarted
 from agentcli.messages import ToolUseBlock
 from agentcli.model import ToolSpec
-from agentcli.permissions import (
-    Answer,
-    Decision,
-    PermissionPolicy,
-    PermissionRequest,
-    Prompter,
-)
-from agentcli.sandbox.profile import Confinement
+from agentcli.permissions import PermissionPolicy, Prompter
 from agentcli.store import Journal
 from agentcli.tools.base import Resources, Risk, Tool, ToolContext, ToolInput
 from agentcli.tools.once import call_once
 from agentcli.tools.output import cap_head, new_spill_path
+from agentcli.tools.permit import ask_permission
 
 BeforeChange = Callable[[ToolCallRecord, dict[str, Any] | None], Awaitable[None]]
 """Awaited before a call that may change something starts, with its record and pre-state."""
@@ -177,11 +164,24 @@ class ToolRuntime:
         except Exception as exc:
             self._refuse(record, tool, exc)
             return None
-        permitted, confinement = await self._permitted(
-            tool, record, target, self._preview(tool, args)
+        permission = await ask_permission(
+            self.policy,
+            self.prompter,
+            self.events,
+            tool=tool,
+            record=record,
+            target=target,
+            preview=self._preview(tool, args),
         )
-        if not permitted:
+        if not permission.allowed:
+            self.denials.append(
+                {"tool": tool.name, "input": record.input, "reason": permission.reason}
+            )
+            self._finish(
+                record, CallStatus.DENIED, ToolErrorKind.PERMISSION_DENIED, permission.message
+            )
             return None
+        confinement = permission.confinement
         ctx = replace(self.ctx, confinement=confinement) if confinement else self.ctx
         return _Ready(record=record, tool=tool, args=args, resources=resources, ctx=ctx)
 
@@ -217,54 +217,6 @@ class ToolRuntime:
             return tool.preview(args, self.ctx)
         except Exception as exc:  # a preview is a courtesy; never let it block the call
             return f"(no preview: {exc})"
-
-    async def _permitted(
-        self, tool: Tool[Any], record: ToolCallRecord, target: Any, preview: str = ""
-    ) -> tuple[bool, Confinement | None]:
-        """Whether the call may run, and how it is confined if it does."""
-        verdict = self.policy.decide(tool.risk, target)
-        decision, reason = verdict.decision, verdict.reason
-        if decision is Decision.ASK:
-            self.events(
-                PermissionAsked(call_id=record.call_id, name=tool.name, summary=target.summary)
-            )
-            answer = await self.prompter.ask(
-                PermissionRequest(
-                    call_id=record.call_id,
-                    tool=tool.name,
-                    risk=tool.risk,
-                    target=target,
-                    suggested_rule=verdict.suggested_rule,
-                    preview=preview,
-                    reason=verdict.reason,
-                    confinement=verdict.confinement,
-                )
-            )
-            if answer.answer is Answer.ALWAYS and verdict.suggested_rule:
-                self.policy.remember(verdict.suggested_rule)
-            decision = Decision.DENY if answer.answer is Answer.NO else Decision.ALLOW
-            reason = answer.reason or f"user answered {answer.answer.value}"
-        self.events(
-            PermissionDecided(
-                call_id=record.call_id, name=tool.name, decision=decision.value, reason=reason
-            )
-        )
-        if decision is Decision.ALLOW:
-            return True, verdict.confinement
-        hint = (
-            f" The user can allow it with --allow '{verdict.suggested_rule}'."
-            if verdict.suggested_rule
-            else ""
-        )
-        self.denials.append({"tool": tool.name, "input": record.input, "reason": reason})
-        self._finish(
-            record,
-            CallStatus.DENIED,
-            ToolErrorKind.PERMISSION_DENIED,
-            f"permission denied: {reason}.{hint} Do not retry the same call; "
-            "continue without it or explain what you need.",
-        )
-        return False, None
 
     async def _run_when_free(
         self, item: _Ready, earlier: Sequence[_Ready], limiter: asyncio.Semaphore

@@ -1,6 +1,6 @@
 """The UI reaches sessions only through the session core, read from the source: no module under
-`agentcli/ui/` imports the journal (`agentcli.store`), crash recovery or the checkpoints, and
-configuration is read by key only where settings are resolved."""
+`agentcli/ui/` imports the journal (`agentcli.store`), crash recovery, the checkpoints or undo,
+and configuration is read by key only where settings are resolved."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import ast
 
 from tests.structure.test_layering import PACKAGE, import_graph
 
-BEHIND_THE_CORE = ("agentcli.store", "agentcli.recovery", "agentcli.checkpoints")
+BEHIND_THE_CORE = ("agentcli.store", "agentcli.recovery", "agentcli.checkpoints", "agentcli.undo")
 
 
 def _under(module: str, package: str) -> bool:

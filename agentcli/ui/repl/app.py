@@ -26,7 +26,6 @@ from prompt_toolkit.output import Output
 from rich.console import Console
 from rich.text import Text
 
-from agentcli import __version__
 from agentcli.errors import UsageError
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.ui.repl import commands
@@ -35,6 +34,7 @@ from agentcli.ui.repl.preload import Preloader
 from agentcli.ui.repl.settings import ReplSettings
 from agentcli.ui.repl.status import Status
 from agentcli.ui.repl.terminal import quiet_terminal, signal_handler
+from agentcli.ui.repl.welcome import has_api_key, welcome
 from agentcli.ui.safe import visible
 
 if TYPE_CHECKING:
@@ -51,10 +51,6 @@ T = TypeVar("T")
 HISTORY_FILE = "repl_history"
 ERROR_LOG = "repl-errors.log"
 FORCE_QUIT_PRESSES = 3
-
-
-def has_api_key() -> bool:
-    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
 
 
 class Repl:
@@ -228,25 +224,10 @@ class Repl:
         columns = self.session.app.output.get_size().columns
         return self.status.line(max(20, columns - 2))
 
-    def _welcome(self) -> None:
-        head = Text()
-        head.append(f"agentcli {__version__}", style="bold")
-        head.append(f" · {self.workspace}\n", style="dim")
-        head.append("Type a task. /help lists commands, Ctrl-D exits.", style="dim")
-        self.console.print(head)
-        if not has_api_key():
-            self.console.print(
-                Text(
-                    "ANTHROPIC_API_KEY is not set: slash commands work, but tasks need it.\n"
-                    "Set it (export ANTHROPIC_API_KEY=sk-ant-…) and start agentcli again.",
-                    style="yellow",
-                )
-            )
-
     async def run(self, first_task: str | None = None) -> int:
         """Run until /exit, Ctrl-D or SIGTERM (first running `first_task`, as if typed).
         Returns the process exit code."""
-        self._welcome()
+        welcome(self.console, self.workspace)
         pending = [first_task] if first_task and first_task.strip() else []
         loop = asyncio.get_running_loop()
         with (

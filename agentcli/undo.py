@@ -1,0 +1,239 @@
+"""Undoing a task from its checkpoint (`agentcli.checkpoints`): which task (one named, or the
+latest in the workspace with changes left), which files it changed, whether anyone changed those
+files after it ended (then undo refuses, and lists them), and restoring what they held before.
+The same plan gives `/diff` the files' content from before the task (`task_preimages`).
+
+In git the plan reads the checkpoint's two commits through agentcli's own git; outside git it
+compares the start and end manifests, and takes the content from the journal's stored blobs or
+the tool pre-images (a large tree kept only those: a file changed otherwise cannot be restored,
+and undo names it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentcli.checkpoints import MAX_BYTES, MAX_FILES, checkpoint_row
+from agentcli.errors import UndoError
+from agentcli.owngit import GitError, OwnRepo, RepoDecision, decide
+from agentcli.snapshots import file_hash
+
+
+@dataclass(kw_only=True)
+class UndoResult:
+    task_id: str
+    restored: list[str] = field(default_factory=list)
+    """Workspace-relative paths given back their content from before the task."""
+    removed: list[str] = field(default_factory=list)
+    """Paths the task created, deleted again."""
+
+
+def _remove_empty_parents(path: Path, stop: Path) -> None:
+    parent = path.parent
+    while parent != stop and stop in parent.parents:
+        with contextlib.suppress(OSError):
+            parent.rmdir()  # only succeeds when empty
+        if parent.exists():
+            return
+        parent = parent.parent
+
+
+@dataclass(kw_only=True)
+class _Plan:
+    changed: list[str]
+    """Workspace-relative paths the task changed."""
+    contents: dict[str, tuple[bytes, int | None] | None]
+    """What each changed path gets back: (content, git mode if known) or None (delete it)."""
+    conflicts: list[str] = field(default_factory=list)
+    unrecoverable: list[str] = field(default_factory=list)
+
+
+def undo(
+    conn: sqlite3.Connection,
+    workspace: Path,
+    task_id: str | None = None,
+    *,
+    git: RepoDecision | None = None,
+) -> UndoResult:
+    """Restore the files the task (default: the latest one in `workspace` that changed files
+    and was not undone yet) changed. Raises UndoError with the reason when it must refuse.
+    `git` is the caller's decision for `workspace` (made now when not given)."""
+    row = _pick(conn, workspace.resolve(), task_id)
+    task = row["task_id"]
+    if row["undone_at"] is not None:
+        raise UndoError(f"task {task} was already undone")
+    if row["kind"] == "failed":
+        raise UndoError(f"task {task} cannot be undone: its checkpoint failed ({row['error']})")
+    if row["ended_at"] is None:
+        raise UndoError(
+            f"task {task} has not ended (it is still running, or its run was interrupted: "
+            "resume that session first so it is recovered)"
+        )
+    plan = _plan(conn, row, git or decide(workspace))
+    if plan.conflicts:
+        raise UndoError(
+            f"refusing to undo task {task}: these files were changed after the task ended "
+            "(by you or another program), and undoing would lose those changes",
+            plan.conflicts,
+        )
+    if plan.unrecoverable:
+        raise UndoError(
+            f"cannot undo task {task}: no saved copy of these files from before the task (the "
+            f"workspace is not a git repository and had more than {MAX_FILES} files or "
+            f"{MAX_BYTES // (1024 * 1024)} MB, so only files written by agentcli's own tools were "
+            "saved)",
+            plan.unrecoverable,
+        )
+    result = _apply(plan, Path(row["workspace"]), task)
+    conn.execute("UPDATE checkpoints SET undone_at = ? WHERE task_id = ?", (time.time(), task))
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class UndoTarget:
+    task_id: str
+    session_id: str
+
+
+def undo_target(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> UndoTarget:
+    """The task `undo` would restore (same choice, same UndoError) and its session, whose lock
+    the caller takes before undoing (see `ui.sessions.undo_locked`)."""
+    task = _pick(conn, workspace.resolve(), task_id)["task_id"]
+    row = conn.execute("SELECT session_id FROM tasks WHERE id = ?", (task,)).fetchone()
+    return UndoTarget(task_id=task, session_id=row[0])
+
+
+def task_preimages(
+    conn: sqlite3.Connection, workspace: Path, task_id: str, *, git: RepoDecision | None = None
+) -> dict[str, bytes | None]:
+    """What each file the task changed held before the task (None: it did not exist), from
+    its checkpoint: for `/diff`, including files changed by commands. UndoError if the task
+    has no usable checkpoint."""
+    row = _pick(conn, workspace.resolve(), task_id)
+    if row["kind"] == "failed":
+        raise UndoError(f"task {task_id} has no checkpoint ({row['error']})")
+    plan = _plan(conn, row, git or decide(workspace))
+    return {rel: None if saved is None else saved[0] for rel, saved in plan.contents.items()}
+
+
+def _pick(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> sqlite3.Row:
+    if task_id is not None:
+        row = checkpoint_row(conn, task_id.strip().upper())
+        if row is None:
+            raise UndoError(f"task {task_id} has no checkpoint: it changed no files, or is unknown")
+        return row
+    found: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM checkpoints WHERE workspace = ? AND undone_at IS NULL "
+        "ORDER BY created_at DESC, task_id DESC LIMIT 1",
+        (str(workspace),),
+    ).fetchone()
+    if found is None:
+        raise UndoError(f"no task in {workspace} has changes left to undo")
+    return found
+
+
+def _plan(conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecision) -> _Plan:
+    if row["kind"] != "git":
+        return _files_plan(conn, row)
+    workspace = Path(row["workspace"]).resolve()
+    repo = git.repo_for(workspace)
+    if repo is None:
+        raise UndoError(f"{workspace} is no longer a git repository; cannot read the checkpoint")
+    try:
+        return _git_plan(repo, row, workspace)
+    except GitError as exc:
+        raise UndoError(f"cannot read the checkpoint of task {row['task_id']} ({exc})") from exc
+
+
+def _git_plan(repo: OwnRepo, row: sqlite3.Row, workspace: Path) -> _Plan:
+    root = repo.work_tree
+    start, end = row["start_ref"], row["end_ref"]
+    paths = [p for p in repo.diff_names(start, end) if (root / p).is_relative_to(workspace)]
+    plan = _Plan(changed=[_rel(root / p, workspace) for p in paths], contents={})
+    if not paths:
+        return plan
+    changed_since = set(repo.diff_names(end, repo.write_tree(), paths))
+    plan.conflicts = [_rel(root / p, workspace) for p in paths if p in changed_since]
+    entries = {p: e for p, e in repo.entries(start, paths).items() if e.kind == "blob"}
+    blobs = repo.read_objects(entry.oid for entry in entries.values())
+    lost = [
+        rel
+        for p, rel in zip(paths, plan.changed, strict=True)
+        if p in entries and entries[p].oid not in blobs
+    ]
+    if lost:
+        raise UndoError(
+            f"cannot undo task {row['task_id']}: its checkpoint lacks the content these files "
+            "had before the task",
+            lost,
+        )
+    for path, rel in zip(paths, plan.changed, strict=True):
+        entry = entries.get(path)
+        plan.contents[rel] = None if entry is None else (blobs[entry.oid][1], entry.mode)
+    return plan
+
+
+def _rel(path: Path, workspace: Path) -> str:
+    return os.path.relpath(path, workspace)
+
+
+def _files_plan(conn: sqlite3.Connection, row: sqlite3.Row) -> _Plan:
+    workspace = Path(row["workspace"])
+    start: dict[str, str] | None = json.loads(row["start_manifest"] or "null")
+    end: dict[str, str] = json.loads(row["end_manifest"] or "null") or {}
+    pre = {
+        r["path"]: r["hash"]
+        for r in conn.execute(
+            "SELECT path, hash FROM preimages WHERE task_id = ?", (row["task_id"],)
+        )
+    }
+    before = start if start is not None else pre
+    keys = (set(before) | set(end)) if start is not None else set(pre)
+    changed = sorted(k for k in keys if before.get(k) != end.get(k))
+    plan = _Plan(changed=changed, contents={})
+    for rel in changed:
+        if file_hash(workspace / rel) != end.get(rel):
+            plan.conflicts.append(rel)
+        digest = before.get(rel)
+        if digest is None:
+            plan.contents[rel] = None
+            continue
+        blob = conn.execute("SELECT content FROM blobs WHERE hash = ?", (digest,)).fetchone()
+        if blob is None:
+            plan.unrecoverable.append(rel)
+        else:
+            plan.contents[rel] = (bytes(blob[0]), None)
+    return plan
+
+
+def _apply(plan: _Plan, workspace: Path, task_id: str) -> UndoResult:
+    result = UndoResult(task_id=task_id)
+    root = workspace.resolve()
+    for rel in plan.changed:
+        path = root / rel
+        content = plan.contents[rel]
+        if content is None:
+            if path.is_symlink() or path.exists():
+                path.unlink()
+                _remove_empty_parents(path, root)
+            result.removed.append(rel)
+            continue
+        data, mode = content
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink() or mode == 0o120000:
+            path.unlink(missing_ok=True)
+        if mode == 0o120000:
+            path.symlink_to(data.decode())
+            result.restored.append(rel)
+            continue
+        path.write_bytes(data)
+        if mode is not None:
+            path.chmod(0o755 if mode & 0o111 else 0o644)
+        result.restored.append(rel)
+    return result
