@@ -42,7 +42,8 @@ from agentcli.sandbox.profile import UNCONFINED
 from agentcli.settings import DEFAULTS, Settings
 from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snapshot
 from agentcli.store import Journal
-from agentcli.tasks import CheckEvidence, TaskResult, TaskState, task_state_for
+from agentcli.task_outcome import Verified, blocked_by_denials, stamped, task_result
+from agentcli.tasks import TaskResult
 from agentcli.terminal_reason import TerminalReason
 from agentcli.tools.base import Tool, ToolContext
 from agentcli.tools.runtime import BeforeChange, ToolRuntime
@@ -220,32 +221,40 @@ class ConversationManager:
         self.messages = outcome.messages
         if end_snapshot is None:
             end_snapshot = await self._finishing(loop, self._snapshot())
-        result = self._result(task_id, loop, verified, time.monotonic() - started)
+        result = task_result(
+            session_id=self.session_id,
+            task_id=task_id,
+            model=self.model.model,
+            loop=loop,
+            verified=verified,
+            duration_s=time.monotonic() - started,
+            retries=self.acceptance.retries if self.acceptance.commands else None,
+        )
         if end_snapshot is not None:
             result.artifact_version = end_snapshot.version
             if start_snapshot is not None:
                 result.changed_files = changed_files(start_snapshot, end_snapshot, workspace)
-                _blocked_by_denials(result)
+                blocked_by_denials(result)
         if self.checkpoints is not None:
             await self._finishing(loop, asyncio.to_thread(self.checkpoints.task_ended, task_id))
         self.journal.task_finished(result)
         return result
 
-    async def _verify(self, loop: QueryLoop, outcome: LoopOutcome) -> _Verified:
+    async def _verify(self, loop: QueryLoop, outcome: LoopOutcome) -> Verified:
         """Check what the model ended with; send failing evidence back for another round while
         rounds remain. A round in which the model changed nothing reuses the evidence (bound to
         the same artifact version) instead of running the same checks again, and says so."""
-        verified = _Verified(outcome=outcome)
+        verified = Verified(outcome=outcome)
         report: AcceptanceReport | None = None
         while verified.outcome.reason is TerminalReason.COMPLETED and self.acceptance.commands:
             unchanged = report is not None and await self._unchanged_since(report)
             if report is not None and unchanged:
-                report = replace(report, evidence=_stamped(report.evidence, verified.rounds, True))
+                report = replace(report, evidence=stamped(report.evidence, verified.rounds, True))
             else:
                 report = await self._check(loop)
                 if report is None:
                     break
-                report = replace(report, evidence=_stamped(report.evidence, verified.rounds))
+                report = replace(report, evidence=stamped(report.evidence, verified.rounds))
             verified.report = report
             verified.history.extend(report.evidence)
             if report.passed or verified.rounds >= self.acceptance.retries:
@@ -337,79 +346,6 @@ class ConversationManager:
                     TerminalReason.ABORTED, "cancelled while the task was finishing"
                 )
             return None
-
-    def _result(
-        self, task_id: str, loop: QueryLoop, verified: _Verified, duration_s: float
-    ) -> TaskResult:
-        runtime = loop.runtime
-        outcome, report = verified.outcome, verified.report
-        reason, error = outcome.reason, outcome.error
-        if loop.stopped is not None:
-            reason, error = loop.stopped.reason, loop.stopped.error
-        passed: bool | None = None
-        if self.acceptance.commands and reason is TerminalReason.COMPLETED:
-            passed = report is not None and report.passed
-            if report is not None and not report.passed:
-                error = (
-                    f"acceptance failed after {self.acceptance.retries} repair rounds: "
-                    f"{report.summary()}"
-                )
-        return TaskResult(
-            session_id=self.session_id,
-            task_id=task_id,
-            state=task_state_for(reason, passed),
-            reason=reason,
-            final_text=outcome.final_text,
-            turns=loop.turns,
-            duration_s=duration_s,
-            usage=loop.usage,
-            cost_usd=loop.cost_usd,
-            acceptance=verified.history,
-            repair_rounds=verified.rounds,
-            model=self.model.model,
-            stop_reason=loop.stop_reason,
-            duration_api_s=loop.api_s,
-            tool_calls=[record.summary() for record in runtime.records],
-            permission_denials=list(runtime.denials),
-            error=error,
-        )
-
-
-def _blocked_by_denials(result: TaskResult) -> None:
-    """A task the model calls done without a check, after which the workspace is unchanged and
-    some of its calls were denied, did not do what it set out to: it ends `permission_denied`
-    (exit 4) rather than as an unverified success. Checks, where set, decide instead."""
-    if result.state is not TaskState.UNVERIFIED or not result.permission_denials:
-        return
-    if result.changed_files:
-        return
-    denied = result.permission_denials
-    result.reason = TerminalReason.PERMISSION_DENIED
-    result.state = task_state_for(result.reason, None)
-    what = "; ".join(f"{d['tool']}: {d['reason']}" for d in denied[:3])
-    more = f" (and {len(denied) - 3} more)" if len(denied) > 3 else ""
-    result.error = f"the task changed nothing and {len(denied)} call(s) were denied: {what}{more}"
-
-
-@dataclass(kw_only=True)
-class _Verified:
-    """Where the acceptance checks left the task."""
-
-    outcome: LoopOutcome
-    report: AcceptanceReport | None = None
-    """The last checks' report (None: no checks ran)."""
-    end_snapshot: Snapshot | None = None
-    """The workspace as the last checks left it, when they were the last thing that ran."""
-    history: list[CheckEvidence] = field(default_factory=list)
-    """Every check of the task, run or reused, in order."""
-    rounds: int = 0
-    """Repair rounds the model was given."""
-
-
-def _stamped(
-    evidence: Sequence[CheckEvidence], round_number: int, reused: bool = False
-) -> tuple[CheckEvidence, ...]:
-    return tuple(replace(check, round=round_number, reused=reused) for check in evidence)
 
 
 class _AfterPending:
