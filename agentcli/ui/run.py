@@ -195,9 +195,18 @@ async def _run_with_signals(manager: ConversationManager, prompt: str) -> TaskRe
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+            # From here to the process's exit (the result, the loop's and the interpreter's
+            # teardown) a signal ends the process at once, never as a KeyboardInterrupt
+            # raised wherever the teardown happens to be.
+            signal.signal(sig, _exit_at_once)
         close = getattr(manager.model, "aclose", None)
         if close is not None:
             await close()
+
+
+def _exit_at_once(_signum: int, _frame: object) -> None:
+    kill_live_groups()
+    os._exit(ExitCode.ABORTED)
 
 
 def _collect_garbage_again() -> None:
