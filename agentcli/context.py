@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from agentcli.catalogue import UNKNOWN_CONTEXT_WINDOW
 from agentcli.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from agentcli.settings import DEFAULTS
 from agentcli.truncation import shorten
@@ -34,8 +35,8 @@ _SUMMARY_CHARS = 160
 class ContextSettings:
     """When old tool results stop being sent to the model in full."""
 
-    window_tokens: int = DEFAULTS.context.window_tokens
-    """The model's context window, in tokens."""
+    window_tokens: int | None = DEFAULTS.context.window_tokens
+    """The context window, in tokens; None: the model's (`ContextView.model_window`)."""
     elide_at: float = DEFAULTS.context.elide_at
     """Fraction of the window a response's context may reach before old results are elided."""
     keep_recent: int = DEFAULTS.context.keep_recent
@@ -45,13 +46,10 @@ class ContextSettings:
 
     def __post_init__(self) -> None:
         # keep_recent 0 would elide the newest results before the model has read them.
-        valid = self.window_tokens >= 1 and 0 < self.elide_at <= 1 and self.keep_recent >= 1
+        window_ok = self.window_tokens is None or self.window_tokens >= 1
+        valid = window_ok and 0 < self.elide_at <= 1 and self.keep_recent >= 1
         if not valid or self.min_chars < 0:
             raise ValueError(f"invalid context settings: {self}")
-
-    @property
-    def threshold_tokens(self) -> float:
-        return self.window_tokens * self.elide_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +91,9 @@ class ContextView:
 
     def __init__(self, settings: ContextSettings | None = None) -> None:
         self.settings = settings or ContextSettings()
+        self.model_window = UNKNOWN_CONTEXT_WINDOW
+        """The context window of the model being called (the loop sets it from the catalogue
+        before each request); `settings.window_tokens` overrides it."""
         self.watermark = 0
         self._anchor: _Mark | None = None
         """history[watermark - 1] when the watermark moved."""
@@ -100,6 +101,11 @@ class ContextView:
         """history[:watermark] as sent (stubs in place), computed once per move."""
         self._observed: tuple[_Mark, int] | None = None
         """The last response and the context size it reported."""
+
+    @property
+    def threshold_tokens(self) -> float:
+        window = self.settings.window_tokens or self.model_window
+        return window * self.settings.elide_at
 
     def messages(self, history: Sequence[Message]) -> list[Message]:
         """The history as sent to the model: results before the watermark elided."""
@@ -117,7 +123,7 @@ class ContextView:
         if self._observed is None:
             return None
         mark, tokens = self._observed
-        if not mark.holds(history) or tokens <= self.settings.threshold_tokens:
+        if not mark.holds(history) or tokens <= self.threshold_tokens:
             return None
         return self._move(history, tokens)
 

@@ -25,6 +25,7 @@ from agentcli.acceptance import (
     run_acceptance,
 )
 from agentcli.call_records import ToolCallRecord
+from agentcli.catalogue import CATALOGUE, Catalogue
 from agentcli.context import ContextView
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.events import EventSink, Notice, TaskStarted
@@ -85,6 +86,8 @@ class ConversationManager:
     """Where each task's undo checkpoint goes (None: tasks are not undoable)."""
     settings: Settings = field(default_factory=lambda: DEFAULTS)
     """What the session was configured with (the REPL's /mode builds on it)."""
+    catalogue: Catalogue = CATALOGUE
+    """The models' limits, prices and request rules (with the config's `[models]`)."""
 
     def __post_init__(self) -> None:
         self.repo_decision()
@@ -152,6 +155,7 @@ class ConversationManager:
             settings=self.loop_settings,
             observers=observers,
             context=self.context,
+            catalogue=self.catalogue,
         )
         return loop
 

@@ -7,7 +7,9 @@ is never an exception. Whatever stops the loop (completion, a budget, a cancel, 
 fatal error), the history it returns is valid: every `tool_use` has exactly one `tool_result`.
 
 What is sent each turn is `context.messages(history)`: the history with old, large tool results
-elided (see `agentcli.context`); the history itself, and so the journal, stays complete.
+elided (see `agentcli.context`); the history itself, and so the journal, stays complete. The
+model's catalogue entry (`agentcli.catalogue`) gives each request its limits and each response
+its price.
 
 The loop instance lives for one task, so turn, token and cost counters accumulate across
 `run()` calls (acceptance repair rounds continue the same task).
@@ -21,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agentcli.call_records import ToolCallRecord
+from agentcli.catalogue import CATALOGUE, Catalogue, ModelSpec
 from agentcli.context import ContextView, Elision
 from agentcli.errors import FatalToolError, ModelError, TaskStopError
 from agentcli.events import EventSink, ModelResponded, Notice, TurnStarted, UsageUpdated
@@ -68,8 +71,8 @@ class TurnObserver(Protocol):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoopSettings:
-    max_tokens_per_response: int = 16_384
-    """`max_tokens` of each model request."""
+    max_tokens_per_response: int | None = None
+    """`max_tokens` of each model request; None: the model's maximum output (catalogue)."""
     max_cut_continuations: int = 3
     """How often in a row the model may be asked to continue text cut at max_tokens."""
     denial_limit: int = DEFAULTS.permissions.denial_limit
@@ -98,8 +101,13 @@ class QueryLoop:
     """Which part of the history is sent (old large tool results elided); the history itself
     is never changed."""
     clock: Clock = field(default_factory=Clock)
+    catalogue: Catalogue = CATALOGUE
+    """Where the model's limits, prices and request rules come from."""
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
+    _cost: float | None = 0.0
+    """The cost so far, unrounded; None once a response came from a model with no known
+    price (the total is then unknown too)."""
     started_at: float = 0.0
     stopped: Finished | None = None
     """Set when the task stopped outside `run()` (cancelled, or out of time, during the
@@ -127,7 +135,13 @@ class QueryLoop:
 
     @property
     def cost_usd(self) -> float | None:
-        return cost_usd(self.model.model, self.usage)
+        """The task's cost so far: each response priced on its own (a price can depend on the
+        request's prompt length, and the REPL can switch models between tasks)."""
+        return None if self._cost is None else round(self._cost, 6)
+
+    def spec(self) -> ModelSpec:
+        """The catalogue entry of the model being called now."""
+        return self.catalogue.lookup(self.model.model)
 
     async def run(self, messages: Sequence[Message]) -> LoopOutcome:
         """Run until a terminal reason. Never raises for cancel, deadline or task-ending errors."""
@@ -197,9 +211,13 @@ class QueryLoop:
             return stop
         self.turns += 1
         self.events(TurnStarted(turn=self.turns))
+        spec = self.spec()
+        self.context.model_window = spec.context_window
         self._notice_elision(self.context.advance(history))
-        response = await self._complete(history)
+        response = await self._complete(history, spec)
         self.usage = self.usage + response.usage
+        cost = cost_usd(spec.price, response.usage)
+        self._cost = None if cost is None or self._cost is None else self._cost + cost
         self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
         message = response.message
         self.events(
@@ -242,7 +260,7 @@ class QueryLoop:
         self._cut_streak = 0
         return Finished(TerminalReason.COMPLETED)
 
-    async def _complete(self, history: list[Message]) -> ModelResponse:
+    async def _complete(self, history: list[Message], spec: ModelSpec) -> ModelResponse:
         """One model call with the history as the context view sends it. A request refused as
         too long (e.g. the first one after a resume) is sent again with more elided, while
         that elides anything more."""
@@ -252,6 +270,7 @@ class QueryLoop:
                 messages=self.context.messages(history),
                 tools=self.runtime.specs(),
                 max_tokens=self.settings.max_tokens_per_response,
+                spec=spec,
             )
             try:
                 return await self.model.complete(request, self.events)

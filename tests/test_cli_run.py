@@ -109,7 +109,9 @@ def test_json_result_contract(server: FakeMessagesServer, workspace: Path) -> No
     assert data["final_text"] == "It prints hi."
     assert data["turns"] == 2
     assert data["usage"]["cache_read_input_tokens"] == 30
-    assert data["cost_usd"] is not None and data["cost_usd"] > 0
+    # Claude Sonnet 4.5 (the default): $3 input, $15 output, $0.30 cache reads per MTok, for
+    # 100 in + 20 out, then 50 in + 7 out + 30 cache reads.
+    assert data["cost_usd"] == pytest.approx((100 * 3 + 20 * 15 + 50 * 3 + 7 * 15 + 30 * 0.3) / 1e6)
     assert data["tool_calls"] == [
         {
             "id": "t1",

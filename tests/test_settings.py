@@ -226,6 +226,8 @@ UNTRUSTED_TABLE: list[tuple[str, Any, bool]] = [
     ("context.window_tokens", 1000, True),
     ("context.elide_at", 0.9, True),
     ("context.keep_recent", 5, True),
+    # Prices and request rules: a repository could make a budget meaningless.
+    ("models", {"claude-x": {"input": 0.0, "output": 0.0}}, False),
 ]
 
 
@@ -236,6 +238,11 @@ def test_the_table_covers_every_setting() -> None:
 
 
 def _toml(key: str, value: Any) -> str:
+    if isinstance(value, dict):  # a table of tables
+        return "".join(
+            f'[{key}."{name}"]\n' + "".join(f"{k} = {v!r}\n" for k, v in table.items())
+            for name, table in value.items()
+        )
     *section, name = key.split(".")
     literal = repr(value).lower() if isinstance(value, bool) else repr(value).replace("'", '"')
     return (f"[{section[0]}]\n" if section else "") + f"{name} = {literal}\n"

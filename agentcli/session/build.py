@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.acceptance import AcceptanceSettings, resolve_commands
+from agentcli.catalogue import ModelSpec, choice_notices
 from agentcli.context import ContextSettings, ContextView
 from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
-from agentcli.events import EventSink
+from agentcli.events import EventSink, Notice
 from agentcli.instructions import system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
@@ -33,7 +34,7 @@ from agentcli.store.lock import SessionLock
 from agentcli.store.queries import SessionRow
 from agentcli.tools.base import ToolContext
 from agentcli.tools.builtin import builtin_tools
-from agentcli.usage import Budget, price_for
+from agentcli.usage import Budget
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,11 +75,11 @@ def session_model(target: SessionTarget, settings: Settings) -> str:
     return settings.model
 
 
-def check_budget(budget: Budget, model: str) -> None:
-    if budget.max_cost_usd is not None and price_for(model) is None:
+def check_budget(budget: Budget, spec: ModelSpec) -> None:
+    if budget.max_cost_usd is not None and spec.price is None:
         raise UsageError(
-            f"--max-cost cannot be enforced: the price of model {model!r} is unknown",
-            hint="use --max-tokens instead, or a model with a known price",
+            f"--max-cost cannot be enforced: the price of model {spec.id!r} is unknown",
+            hint=f'use --max-tokens instead, or give its prices under [models."{spec.id}"]',
         )
 
 
@@ -97,11 +98,13 @@ def build_manager(
     what the user should hear once at the start (e.g. that no sandbox is available)."""
     workspace = target.workspace
     model_name = session_model(target, settings)
+    catalogue = settings.catalogue()
+    spec = catalogue.lookup(model_name)
     permissions = build_permissions(settings=settings, workspace=workspace)
     for notice in permissions.notices:
         say(notice)
     budget = budget or Budget()
-    check_budget(budget, model_name)
+    check_budget(budget, spec)
     acceptance = AcceptanceSettings(
         commands=resolve_commands(settings.acceptance.commands, workspace, events),
         retries=settings.acceptance.retries,
@@ -123,6 +126,8 @@ def build_manager(
         events=events,
         git=git,
     )
+    for notice in choice_notices(spec, None):
+        events(Notice(level="warning", message=notice))
     return ConversationManager(
         session_id=session.session_id,
         messages=session.messages,
@@ -141,6 +146,7 @@ def build_manager(
         events=events,
         budget=budget,
         loop_settings=LoopSettings(denial_limit=permissions.denial_limit),
+        catalogue=catalogue,
         acceptance=acceptance,
         convergence=ConvergenceSettings(
             repeat_limit=settings.convergence.repeat_limit,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from agentcli.catalogue import CATALOGUE, Catalogue, choice_notices
 from agentcli.errors import UsageError
 from agentcli.ui.repl import features
 
@@ -65,18 +66,27 @@ async def _clear(repl: Repl, arg: str) -> None:
     repl.say("new session: the conversation starts empty")
 
 
+def _catalogue(repl: Repl) -> Catalogue:
+    """The catalogue with the config files' `[models]` (the built-in one if they are broken:
+    that is reported when a session starts)."""
+    try:
+        return repl.settings.resolve(repl.workspace).catalogue()
+    except UsageError:
+        return CATALOGUE
+
+
 async def _model(repl: Repl, arg: str) -> None:
+    catalogue = _catalogue(repl)
     if not arg:
         repl.say(f"model: {repl.status.model}  (/model NAME switches)")
         return
-    if not re.fullmatch(r"[A-Za-z0-9._:@/-]+", arg):
+    if not re.fullmatch(r"[A-Za-z0-9._:@/\[\]-]+", arg):
         repl.error(f"{arg!r} does not look like a model id")
         return
     repl.set_model(arg)
-    from agentcli.usage import price_for
-
-    note = "" if price_for(arg) else " (its price is unknown: cost will be reported as unknown)"
-    repl.say(f"model: {arg}{note}")
+    repl.say(f"model: {arg}")
+    for notice in choice_notices(catalogue.lookup(arg), None):
+        repl.say(notice)
 
 
 async def _mode(repl: Repl, arg: str) -> None:
@@ -157,9 +167,7 @@ def argument_choices(name: str) -> list[str]:
     if name == "/mode":
         return list(MODES)
     if name == "/model":
-        from agentcli.usage import PRICES
-
-        return sorted(PRICES)
+        return [spec.id for spec in CATALOGUE.specs]
     if name == "/accept":
         return ["tests", "off"]
     return []
