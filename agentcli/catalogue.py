@@ -375,8 +375,8 @@ BUILTIN: tuple[ModelSpec, ...] = (
     ),
 )
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
-"""The model agentcli uses unless told otherwise."""
+DEFAULT_MODEL = "claude-opus-5-5"
+"""The model agentcli uses unless told otherwise (see README, "Models")."""
 
 # A dated snapshot (`claude-sonnet-4-5-20250929`), `-latest`, or a `[1m]` context marker name the
 # same model as the id they extend.

@@ -247,7 +247,7 @@ class Settings(BaseModel):
     model_config = _STRICT
 
     model: Annotated[str, Field(min_length=1), HARMLESS, Env("AGENTCLI_MODEL")] = DEFAULT_MODEL
-    """The model id (`-m/--model`)."""
+    """The model: an id or an alias (`opus`, `sonnet`, `haiku`, `fable`) (`-m/--model`)."""
     permission_mode: Annotated[PermissionMode, Field(strict=False), STRICTER_MODE] = (
         PermissionMode.DEFAULT
     )

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from agentcli.catalogue import (
     CATALOGUE,
+    DEFAULT_MODEL,
     EFFORTS,
     Effort,
     ModelSpec,
@@ -27,6 +28,7 @@ from agentcli.messages import Message
 from agentcli.paths import user_config_path
 from agentcli.permissions import NonInteractivePrompter, PermissionMode
 from agentcli.permissions.basic import ModePolicy
+from agentcli.settings import Settings
 from agentcli.store import MemoryJournal
 from agentcli.testing import ScriptedModel, respond, text
 from agentcli.tools.base import ToolContext
@@ -34,6 +36,14 @@ from agentcli.tools.runtime import ToolRuntime
 from agentcli.usage import Usage, cost_usd
 
 MTOK = 1_000_000
+
+
+def test_the_default_is_the_current_opus() -> None:
+    spec = CATALOGUE.lookup(DEFAULT_MODEL)
+    assert DEFAULT_MODEL == "claude-opus-5-5" == Settings().model
+    assert spec.known and not spec.legacy
+    assert (spec.context_window, spec.max_output) == (1_000_000, 128_000)
+    assert spec.thinking is ThinkingMode.ADAPTIVE_ONLY and spec.default_effort is Effort.MEDIUM
 
 
 @pytest.mark.parametrize(

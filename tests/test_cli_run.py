@@ -109,9 +109,9 @@ def test_json_result_contract(server: FakeMessagesServer, workspace: Path) -> No
     assert data["final_text"] == "It prints hi."
     assert data["turns"] == 2
     assert data["usage"]["cache_read_input_tokens"] == 30
-    # Claude Sonnet 4.5 (the default): $3 input, $15 output, $0.30 cache reads per MTok, for
+    # Claude Opus 5.5 (the default): $4 input, $20 output, $0.20 cache reads per MTok, for
     # 100 in + 20 out, then 50 in + 7 out + 30 cache reads.
-    assert data["cost_usd"] == pytest.approx((100 * 3 + 20 * 15 + 50 * 3 + 7 * 15 + 30 * 0.3) / 1e6)
+    assert data["cost_usd"] == pytest.approx((100 * 4 + 20 * 20 + 50 * 4 + 7 * 20 + 30 * 0.2) / 1e6)
     assert data["tool_calls"] == [
         {
             "id": "t1",
@@ -122,7 +122,7 @@ def test_json_result_contract(server: FakeMessagesServer, workspace: Path) -> No
         }
     ]
     assert data["error"] is None and data["permission_denials"] == []
-    assert server.requests[0].body["model"] == "claude-sonnet-4-5"
+    assert server.requests[0].body["model"] == "claude-opus-5-5"
 
 
 def test_text_mode_prints_only_the_answer_on_stdout(

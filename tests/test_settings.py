@@ -142,7 +142,7 @@ def test_the_highest_level_that_sets_a_value_wins(present: set[str]) -> None:
         resolved = load_settings(workspace, flags=flags, trusted=True, environ=env)
     # The oracle: precedence is the order of LEVELS, lowest first.
     expected = max(present, key=LEVELS.index, default=None)
-    assert resolved.model == (f"model-from-{expected}" if expected else "claude-sonnet-4-5")
+    assert resolved.model == (f"model-from-{expected}" if expected else "claude-opus-5-5")
     origin = resolved.origin("model")
     assert (origin is None) is (expected is None)
 

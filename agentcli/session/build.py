@@ -68,11 +68,12 @@ def make_model(name: str) -> ModelClient:
 
 
 def session_model(target: SessionTarget, settings: Settings) -> str:
-    """A resumed session keeps its model unless a flag or the environment names one."""
+    """A resumed session keeps its model unless a flag or the environment names one. An alias
+    (`opus`) becomes the id of the model it names."""
     origin = settings.origin("model")
     if target.resumed is not None and (origin is None or origin.path is not None):
         return target.resumed.model
-    return settings.model
+    return settings.catalogue().resolve(settings.model)
 
 
 def check_budget(budget: Budget, spec: ModelSpec) -> None:

@@ -30,7 +30,7 @@ def doctor_lines(workspace: Path) -> list[str]:
     lines = [
         f"agentcli {__version__} on Python {platform.python_version()} ({sys.executable})",
         f"workspace: {workspace}",
-        f"model: {settings.model} ({_model_summary(settings)})"
+        f"model: {settings.catalogue().resolve(settings.model)} ({_model_summary(settings)})"
         + (
             f" (API at {os.environ['ANTHROPIC_BASE_URL']})"
             if "ANTHROPIC_BASE_URL" in os.environ

@@ -78,14 +78,16 @@ def _catalogue(repl: Repl) -> Catalogue:
 async def _model(repl: Repl, arg: str) -> None:
     catalogue = _catalogue(repl)
     if not arg:
-        repl.say(f"model: {repl.status.model}  (/model NAME switches)")
+        aliases = ", ".join(f"{a} = {m}" for a, m in catalogue.aliases().items())
+        repl.say(f"model: {repl.status.model}  (/model NAME switches; {aliases})")
         return
     if not re.fullmatch(r"[A-Za-z0-9._:@/\[\]-]+", arg):
         repl.error(f"{arg!r} does not look like a model id")
         return
-    repl.set_model(arg)
-    repl.say(f"model: {arg}")
-    for notice in choice_notices(catalogue.lookup(arg), None):
+    name = catalogue.resolve(arg)
+    repl.set_model(name)
+    repl.say(f"model: {name}")
+    for notice in choice_notices(catalogue.lookup(name), None):
         repl.say(notice)
 
 
@@ -167,7 +169,7 @@ def argument_choices(name: str) -> list[str]:
     if name == "/mode":
         return list(MODES)
     if name == "/model":
-        return [spec.id for spec in CATALOGUE.specs]
+        return [*CATALOGUE.aliases(), *(spec.id for spec in CATALOGUE.specs)]
     if name == "/accept":
         return ["tests", "off"]
     return []
