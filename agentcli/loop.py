@@ -8,8 +8,8 @@ fatal error), the history it returns is valid: every `tool_use` has exactly one 
 
 What is sent each turn is `context.messages(history)`: the history with old, large tool results
 elided (see `agentcli.context`); the history itself, and so the journal, stays complete. The
-model's catalogue entry (`agentcli.catalogue`) gives each request its limits and each response
-its price.
+model's catalogue entry (`agentcli.catalogue`) gives each request its limits and rules, and each
+response its price.
 
 The loop instance lives for one task, so turn, token and cost counters accumulate across
 `run()` calls (acceptance repair rounds continue the same task).
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agentcli.call_records import ToolCallRecord
-from agentcli.catalogue import CATALOGUE, Catalogue, ModelSpec
+from agentcli.catalogue import CATALOGUE, Catalogue, Effort, ModelSpec
 from agentcli.context import ContextView, Elision
 from agentcli.errors import FatalToolError, ModelError, TaskStopError
 from agentcli.events import EventSink, ModelResponded, Notice, TurnStarted, UsageUpdated
@@ -73,6 +73,8 @@ class TurnObserver(Protocol):
 class LoopSettings:
     max_tokens_per_response: int | None = None
     """`max_tokens` of each model request; None: the model's maximum output (catalogue)."""
+    effort: Effort | None = None
+    """The reasoning effort to ask for; None: the model's default."""
     max_cut_continuations: int = 3
     """How often in a row the model may be asked to continue text cut at max_tokens."""
     denial_limit: int = DEFAULTS.permissions.denial_limit
@@ -270,6 +272,7 @@ class QueryLoop:
                 messages=self.context.messages(history),
                 tools=self.runtime.specs(),
                 max_tokens=self.settings.max_tokens_per_response,
+                effort=self.settings.effort,
                 spec=spec,
             )
             try:

@@ -248,6 +248,8 @@ class Settings(BaseModel):
 
     model: Annotated[str, Field(min_length=1), HARMLESS, Env("AGENTCLI_MODEL")] = DEFAULT_MODEL
     """The model: an id or an alias (`opus`, `sonnet`, `haiku`, `fable`) (`-m/--model`)."""
+    effort: Annotated[Effort | None, Field(strict=False), HARMLESS] = None
+    """low, medium, high, xhigh or max (`--effort`; default: the model's own default)."""
     permission_mode: Annotated[PermissionMode, Field(strict=False), STRICTER_MODE] = (
         PermissionMode.DEFAULT
     )

@@ -241,6 +241,7 @@ def test_a_config_file_changes_what_it_gives_of_a_known_model(workspace: Path) -
         ('[models."claude-x"]\nefforts = ["extreme"]\n', "models.claude-x.efforts"),
         ('[models."claude-x"]\ninput = -1\n', "models.claude-x.input"),
         ('[models."claude-x"]\ninput = 1\n', "claude-x"),  # no output price
+        ('effort = "extreme"\n', "effort"),
     ],
 )
 def test_a_bad_model_entry_or_effort_is_an_error_naming_file_and_key(

@@ -226,6 +226,7 @@ UNTRUSTED_TABLE: list[tuple[str, Any, bool]] = [
     ("context.window_tokens", 1000, True),
     ("context.elide_at", 0.9, True),
     ("context.keep_recent", 5, True),
+    ("effort", "max", True),
     # Prices and request rules: a repository could make a budget meaningless.
     ("models", {"claude-x": {"input": 0.0, "output": 0.0}}, False),
 ]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentcli.catalogue import ModelSpec
+from agentcli.catalogue import Effort, ModelSpec
 from agentcli.events import EventSink
 from agentcli.messages import Message
 from agentcli.usage import Usage
@@ -51,6 +51,8 @@ class ModelRequest:
     tools: Sequence[ToolSpec] = ()
     max_tokens: int | None = None
     """None: the model's maximum output (from the catalogue)."""
+    effort: Effort | None = None
+    """The reasoning effort asked for; None: the model's default."""
     spec: ModelSpec | None = None
     """The model's catalogue entry (its limits and request rules), as the caller resolved it
     (with the config's `[models]`); None: the client looks its model up itself."""

@@ -1,8 +1,19 @@
-"""The JSON body of a Messages API request, shaped by the model it goes to.
+"""The JSON body of a Messages API request, shaped by the rules of the model it goes to.
 
 Pure code with no SDK import (the adapter sends what this builds; tests and benchmarks build
-bodies without the SDK). `max_tokens` is the model's maximum output from its catalogue entry
-(`agentcli.catalogue`), unless the caller asks for less.
+bodies without the SDK). The model's catalogue entry (`agentcli.catalogue`) decides:
+
+- `max_tokens`: the model's maximum output, unless the caller asks for less;
+- `thinking`: adaptive wherever the model supports it, with `display: "summarized"` on models
+  that otherwise return thinking blocks empty (Opus 4.7 and later: the text a model writes
+  between tool calls may arrive inside them, and the user would see nothing between calls);
+  budgeted (`"enabled"`) only on a model that has nothing else, and only when an effort was
+  asked for; nothing on a model without thinking;
+- `output_config.effort`: the effort asked for (or the model's default) where the model takes
+  one, moved to the nearest level it has.
+
+Never sent, on any model: sampling parameters, `tool_choice`, a prefilled assistant turn of our
+own (text cut at `max_tokens` is continued with a user message, `agentcli.loop`).
 """
 
 from __future__ import annotations
@@ -10,11 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agentcli.catalogue import CATALOGUE
+from agentcli.catalogue import CATALOGUE, THINKING_BUDGETS, Effort, ModelSpec, ThinkingMode
 from agentcli.messages import JsonObject, Message
 from agentcli.model import ModelRequest
 
 EPHEMERAL = {"type": "ephemeral"}
+MIN_THINKING_BUDGET = 1_024
+"""The smallest `budget_tokens` the API accepts."""
+_ADAPTIVE = (ThinkingMode.ADAPTIVE_ONLY, ThinkingMode.ADAPTIVE)
 
 
 def build_request_params(model: str, request: ModelRequest) -> dict[str, Any]:
@@ -40,6 +54,7 @@ def build_request_params(model: str, request: ModelRequest) -> dict[str, Any]:
         "max_tokens": max_tokens,
         "messages": messages,
         "stream": True,
+        **reasoning_params(spec, request.effort, max_tokens),
     }
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
@@ -47,6 +62,26 @@ def build_request_params(model: str, request: ModelRequest) -> dict[str, Any]:
         tools: list[JsonObject] = [t.to_wire() for t in request.tools]
         tools[-1] = {**tools[-1], "cache_control": EPHEMERAL}
         params["tools"] = tools
+    return params
+
+
+def reasoning_params(spec: ModelSpec, effort: Effort | None, max_tokens: int) -> dict[str, Any]:
+    """`thinking` and `output_config` for `spec`, given the effort asked for (None: the model's
+    default) and the request's `max_tokens`: only what the model accepts."""
+    params: dict[str, Any] = {}
+    adaptive = spec.thinking in _ADAPTIVE
+    if adaptive:
+        thinking: dict[str, Any] = {"type": "adaptive"}
+        if spec.omits_thinking:
+            thinking["display"] = "summarized"
+        params["thinking"] = thinking
+    elif spec.thinking is ThinkingMode.BUDGETED and effort is not None:
+        budget = min(THINKING_BUDGETS[effort], max_tokens - 1)
+        if budget >= MIN_THINKING_BUDGET:
+            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    level = spec.effort_for(effort)
+    if level is not None and (adaptive or effort is not None):
+        params["output_config"] = {"effort": level.value}
     return params
 
 

@@ -127,7 +127,7 @@ def build_manager(
         events=events,
         git=git,
     )
-    for notice in choice_notices(spec, None):
+    for notice in choice_notices(spec, settings.effort):
         events(Notice(level="warning", message=notice))
     return ConversationManager(
         session_id=session.session_id,
@@ -146,7 +146,7 @@ def build_manager(
         system=system_prompt(workspace),
         events=events,
         budget=budget,
-        loop_settings=LoopSettings(denial_limit=permissions.denial_limit),
+        loop_settings=LoopSettings(denial_limit=permissions.denial_limit, effort=settings.effort),
         catalogue=catalogue,
         acceptance=acceptance,
         convergence=ConvergenceSettings(

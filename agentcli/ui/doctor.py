@@ -56,7 +56,7 @@ def _model_summary(settings: Settings) -> str:
         rates = spec.price.rates
         parts.append(f"${rates.input:g}/${rates.output:g} per MTok in/out")
     parts.append(f"thinking {spec.thinking}")
-    effort = spec.effort_for(None)
+    effort = spec.effort_for(settings.effort)
     if effort is not None:
         parts.append(f"effort {effort}")
     return ", ".join(parts) + (", legacy" if spec.legacy else "")
