@@ -11,17 +11,35 @@ and output tokens) above `elide_at` of the window; it then jumps to just before 
 `keep_recent`-th most recent tool-result message. Moving in batches instead of every turn
 keeps the sent prefix byte-stable between moves, so the prompt cache keeps hitting.
 
-Never touched: assistant messages (thinking signatures must go back byte for byte), text
+Never changed: assistant messages' blocks (thinking signatures must go back byte for byte), text
 blocks, and the tool_use/tool_result pairing (a stub keeps its `tool_use_id` and `is_error`).
+
+Thinking blocks may be left out, never altered (`bound_thinking`): a model reads back only the
+thinking its own responses carried, and a model that binds thinking to the transcript (Opus 5.5,
+Fable 5.1, …) rejects a block once anything before it changed (the system prompt, the tools, an
+elided result). Each assistant message records its `Producer` (the model and `context_key`);
+a block goes back only to the same model, and for a binding model only under the same key. An
+elision move, another day's system prompt or a resumed session changes the key, so all earlier
+blocks stop being sent together, and every later request leaves them out the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from agentcli.catalogue import UNKNOWN_CONTEXT_WINDOW
-from agentcli.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from agentcli.messages import (
+    ContentBlock,
+    Message,
+    Producer,
+    ToolResultBlock,
+    ToolUseBlock,
+    canonical_json,
+    is_thinking,
+)
 from agentcli.settings import DEFAULTS
 from agentcli.truncation import shorten
 from agentcli.usage import Usage
@@ -106,6 +124,12 @@ class ContextView:
     def threshold_tokens(self) -> float:
         window = self.settings.window_tokens or self.model_window
         return window * self.settings.elide_at
+
+    @property
+    def state(self) -> str:
+        """What decides the elided part of what is sent: the same history with the same state
+        is always sent the same way (stubs depend only on the messages they replace)."""
+        return f"{self.watermark}:{self.settings.min_chars}"
 
     def messages(self, history: Sequence[Message]) -> list[Message]:
         """The history as sent to the model: results before the watermark elided."""
@@ -218,3 +242,37 @@ def summarize_input(call: ToolUseBlock) -> str:
     for key, value in call.input.items():
         parts.append(f"{key}={shorten(repr(value), _VALUE_CHARS, marker='...')}")
     return shorten(", ".join(parts), _SUMMARY_CHARS, marker="...")
+
+
+def context_key(system: str, tools: Iterable[Any], view_state: str) -> str:
+    """A key of everything a thinking block depends on besides the messages before it: the
+    system prompt, the tool definitions (objects with `to_wire()`) and the view's state."""
+    digest = hashlib.sha256()
+    for part in (system, canonical_json([tool.to_wire() for tool in tools]), view_state):
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return digest.hexdigest()[:20]
+
+
+def bound_thinking(messages: Sequence[Message], caller: Producer, *, binds: bool) -> list[Message]:
+    """`messages` with thinking blocks only where `caller` may read them: those produced by the
+    same model, and, when the model binds thinking to the transcript (`binds`), under the same
+    context key. An assistant message left with no content is not sent at all."""
+    out: list[Message] = []
+    for message in messages:
+        if message.role != "assistant" or not any(is_thinking(b) for b in message.content):
+            out.append(message)
+            continue
+        producer = message.producer
+        readable = (
+            producer is not None
+            and producer.model == caller.model
+            and (not binds or producer.context == caller.context)
+        )
+        if readable:
+            out.append(message)
+            continue
+        content = tuple(b for b in message.content if not is_thinking(b))
+        if content:
+            out.append(replace(message, content=content))
+    return out

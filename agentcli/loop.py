@@ -7,9 +7,10 @@ is never an exception. Whatever stops the loop (completion, a budget, a cancel, 
 fatal error), the history it returns is valid: every `tool_use` has exactly one `tool_result`.
 
 What is sent each turn is `context.messages(history)`: the history with old, large tool results
-elided (see `agentcli.context`); the history itself, and so the journal, stays complete. The
-model's catalogue entry (`agentcli.catalogue`) gives each request its limits and rules, and each
-response its price.
+elided and thinking blocks only where the model being called may read them (see
+`agentcli.context`); the history itself, and so the journal, stays complete. Each response is
+recorded with its `Producer`. The model's catalogue entry (`agentcli.catalogue`) gives each
+request its limits and rules, and each response its price.
 
 The loop instance lives for one task, so turn, token and cost counters accumulate across
 `run()` calls (acceptance repair rounds continue the same task).
@@ -19,15 +20,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from agentcli.call_records import ToolCallRecord
 from agentcli.catalogue import CATALOGUE, Catalogue, Effort, ModelSpec
-from agentcli.context import ContextView, Elision
+from agentcli.context import ContextView, Elision, bound_thinking, context_key
 from agentcli.errors import FatalToolError, ModelError, TaskStopError
 from agentcli.events import EventSink, ModelResponded, Notice, TurnStarted, UsageUpdated
-from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from agentcli.messages import Message, Producer, TextBlock, ToolResultBlock, ToolUseBlock
 from agentcli.model import ModelClient, ModelRequest, ModelResponse, StopReason
 from agentcli.settings import DEFAULTS
 from agentcli.store import Journal
@@ -216,12 +217,12 @@ class QueryLoop:
         spec = self.spec()
         self.context.model_window = spec.context_window
         self._notice_elision(self.context.advance(history))
-        response = await self._complete(history, spec)
+        response, producer = await self._complete(history, spec)
         self.usage = self.usage + response.usage
         cost = cost_usd(spec.price, response.usage)
         self._cost = None if cost is None or self._cost is None else self._cost + cost
         self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
-        message = response.message
+        message = replace(response.message, producer=producer)
         self.events(
             ModelResponded(
                 turn=self.turns,
@@ -262,21 +263,29 @@ class QueryLoop:
         self._cut_streak = 0
         return Finished(TerminalReason.COMPLETED)
 
-    async def _complete(self, history: list[Message], spec: ModelSpec) -> ModelResponse:
-        """One model call with the history as the context view sends it. A request refused as
-        too long (e.g. the first one after a resume) is sent again with more elided, while
-        that elides anything more."""
+    async def _complete(
+        self, history: list[Message], spec: ModelSpec
+    ) -> tuple[ModelResponse, Producer]:
+        """One model call with the history as the context view sends it, and who the response
+        is from. A request refused as too long (e.g. the first one after a resume) is sent
+        again with more elided, while that elides anything more."""
         while True:
+            tools = self.runtime.specs()
+            caller = Producer(
+                model=spec.id, context=context_key(self.system, tools, self.context.state)
+            )
             request = ModelRequest(
                 system=self.system,
-                messages=self.context.messages(history),
-                tools=self.runtime.specs(),
+                messages=bound_thinking(
+                    self.context.messages(history), caller, binds=spec.binds_thinking
+                ),
+                tools=tools,
                 max_tokens=self.settings.max_tokens_per_response,
                 effort=self.settings.effort,
                 spec=spec,
             )
             try:
-                return await self.model.complete(request, self.events)
+                return await self.model.complete(request, self.events), caller
             except ModelError as exc:
                 if exc.reason is not TerminalReason.CONTEXT_EXHAUSTED:
                     raise

@@ -13,7 +13,8 @@ bodies without the SDK). The model's catalogue entry (`agentcli.catalogue`) deci
   one, moved to the nearest level it has.
 
 Never sent, on any model: sampling parameters, `tool_choice`, a prefilled assistant turn of our
-own (text cut at `max_tokens` is continued with a user message, `agentcli.loop`).
+own (text cut at `max_tokens` is continued with a user message, `agentcli.loop`). Thinking
+blocks another model produced are left out by the caller (`agentcli.context.bound_thinking`).
 """
 
 from __future__ import annotations
