@@ -294,7 +294,17 @@ def test_recorded_pause_turn_is_continued(
 ) -> None:
     paused = (recordings / "12a_pai_stream_pause_turn_web_search.interaction0.sse").read_text()
     server.push(raw_sse(paused), stream_message([text("Here is what I found.")]))
-    proc = agentcli("run", "search", "--output-format", "json", server=server, cwd=workspace)
+    # The model that produced the recording: its thinking block carries a real signature.
+    proc = agentcli(
+        "run",
+        "search",
+        "-m",
+        "claude-sonnet-4-5",
+        "--output-format",
+        "json",
+        server=server,
+        cwd=workspace,
+    )
     assert proc.returncode == 0, proc.stderr
     assert result_of(proc)["final_text"] == "Here is what I found."
     resent = server.requests[1].body["messages"][-1]

@@ -1,13 +1,19 @@
-"""Request bodies follow the rules of the model they go to."""
+"""Request bodies follow the rules of the model they go to.
+
+The oracle is the strict fake's rule table (`agentcli.testing.strict`), written apart from the
+catalogue the bodies are built from: every model × every effort is built and checked."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agentcli.catalogue import Effort
+import pytest
+
+from agentcli.catalogue import CATALOGUE, EFFORTS, Effort
 from agentcli.messages import Message
 from agentcli.model import ModelRequest, ToolSpec
 from agentcli.model.request import build_request_params
+from agentcli.testing.strict import RULES, check_request
 
 TOOLS = [ToolSpec(name="read_file", description="d", input_schema={"type": "object"})]
 
@@ -19,6 +25,19 @@ def body(model: str, effort: Effort | None = None, **request: Any) -> dict[str, 
             system="s", messages=[Message.user("hi")], tools=TOOLS, effort=effort, **request
         ),
     )
+
+
+def test_the_oracle_knows_every_model_of_the_catalogue() -> None:
+    """Otherwise the check below would pass vacuously (an unknown model is a 404 in it)."""
+    assert {spec.id for spec in CATALOGUE.specs} <= set(RULES)
+
+
+@pytest.mark.parametrize("model", [spec.id for spec in CATALOGUE.specs])
+@pytest.mark.parametrize("effort", [None, *EFFORTS])
+def test_every_model_accepts_what_agentcli_sends_it(model: str, effort: Effort | None) -> None:
+    sent = body(model, effort)
+    assert check_request(sent) is None, (model, effort, sent.get("thinking"))
+    assert not {"temperature", "top_p", "top_k", "tool_choice"} & set(sent)
 
 
 def test_the_default_request_is_adaptive_medium_summarized_at_full_output() -> None:

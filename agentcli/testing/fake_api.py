@@ -8,6 +8,12 @@ tool_result pairing. Point the real SDK (or the real `agentcli` binary) at `serv
         server.push(stream_message([text("hi")]))
         ...  # run agentcli with ANTHROPIC_BASE_URL=server.base_url
         assert server.pairing_problems() == []
+
+Strict by default: every request is checked against the request rules of the model it names
+(`agentcli.testing.strict`) and refused as the API would refuse it (400, or 404 for a model the
+API does not serve), without using up a scripted response; thinking blocks it serves are signed
+for the model and transcript. A server that refused anything fails the `with` block it was
+used in, unless the test took the refusals (`take_refusals()`). `strict=False` serves anything.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agentcli.messages import pairing_problems
+from agentcli.testing.strict import ModelRules, Refusal, check_request, rules_for, sign_thinking
 
 _ids = itertools.count(1)
 
@@ -246,13 +253,20 @@ def raw_sse(body: str) -> RawResponse:
 
 
 class FakeMessagesServer:
-    """Serves scripted responses to POST /v1/messages in order; records every request."""
+    """Serves scripted responses to POST /v1/messages in order; records every request.
 
-    def __init__(self) -> None:
+    `strict` checks each request against its model's rules first; `models` adds (or changes)
+    the rules of models, e.g. one a test configures in agentcli's `[models]`."""
+
+    def __init__(self, *, strict: bool = True, models: dict[str, ModelRules] | None = None) -> None:
         self._script: list[FakeResponse] = []
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.unscripted_requests = 0
+        self.strict = strict
+        self.models = dict(models or {})
+        self.refusals: list[tuple[RecordedRequest, Refusal]] = []
+        """Requests strict mode refused, with why."""
         server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         server.daemon_threads = True
         self._server = server
@@ -270,14 +284,37 @@ class FakeMessagesServer:
             self._script.extend(responses)
 
     def _next(self, request: RecordedRequest) -> FakeResponse:
+        refusal = check_request(request.body, self.models) if self.strict else None
         with self._lock:
             self.requests.append(request)
+            if refusal is not None:
+                self.refusals.append((request, refusal))
+                return error_response(refusal.status, refusal.type, refusal.message)
             if self._script:
-                return self._script.pop(0)
+                return self._signed(self._script.pop(0), request)
             self.unscripted_requests += 1
         return error_response(
             400, "invalid_request_error", "fake server: no scripted response left for this request"
         )
+
+    def _signed(self, response: FakeResponse, request: RecordedRequest) -> FakeResponse:
+        found = rules_for(request.body.get("model"), self.models)
+        if not self.strict or found is None or not isinstance(response, SseResponse):
+            return response
+        events = sign_thinking(response.events, request.body, found[0])
+        return SseResponse(
+            events=events,
+            cut_after=response.cut_after,
+            delay_s=response.delay_s,
+            headers=response.headers,
+        )
+
+    def take_refusals(self) -> list[tuple[RecordedRequest, Refusal]]:
+        """The refused requests so far (a test that expects refusals takes them, so leaving
+        the server does not fail)."""
+        with self._lock:
+            taken, self.refusals = self.refusals, []
+        return taken
 
     @property
     def remaining(self) -> int:
@@ -296,9 +333,14 @@ class FakeMessagesServer:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+        if exc_type is None and self.refusals:
+            raise AssertionError(
+                "the fake Messages API (strict) refused requests: "
+                + "; ".join(f"{r.status} {r.message}" for _request, r in self.refusals)
+            )
 
 
 class _Handler(BaseHTTPRequestHandler):
