@@ -322,6 +322,7 @@ def untrusted_notice(settings: Settings) -> str | None:
 def flags_of(
     *,
     model: str | None = None,
+    effort: str | None = None,
     permission_mode: str | None = None,
     allow: Sequence[str] = (),
     deny: Sequence[str] = (),
@@ -331,6 +332,7 @@ def flags_of(
     """The settings the common command-line options set (unset options set nothing)."""
     given = [
         ("model", model, "--model"),
+        ("effort", effort, "--effort"),
         ("permission_mode", permission_mode, "--permission-mode"),
         ("permissions.allow", list(allow), "--allow"),
         ("permissions.deny", list(deny), "--deny"),

@@ -118,6 +118,8 @@ ACCEPTED = [
     ["run", "t", "--max-cost", "0.5", "--timeout", "30", "--max-tokens", "1000"],
     ["run", "t", "--max-cost", ".25", "--timeout", "12", "--accept-retries", "0"],
     ["run", "t", "--resume", "01ABC", "--output-format", "stream-json", "-q", "--trust-project"],
+    ["run", "t", "--effort", "high", "-m", "opus"],
+    ["--effort=max", "-m", "sonnet"],
 ]
 
 

@@ -180,3 +180,62 @@ def test_text_progress_shows_what_the_model_thought_between_tool_calls(
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "Done.\n"
     assert "Checking a.py first." in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "thinking", "output_config"),
+    [
+        (["--effort", "high"], {"type": "adaptive", "display": "summarized"}, {"effort": "high"}),
+        (
+            ["--effort", "max", "-m", "fable"],
+            {"type": "adaptive", "display": "summarized"},
+            {"effort": "max"},
+        ),
+        (["-m", "claude-opus-4-6", "--effort", "xhigh"], {"type": "adaptive"}, {"effort": "high"}),
+        (
+            ["-m", "claude-sonnet-4-5", "--effort", "low"],
+            {"type": "enabled", "budget_tokens": 4000},
+            None,
+        ),
+        (["-m", "claude-sonnet-4-5"], None, None),
+        (["-m", "claude-3-5-haiku", "--effort", "max"], None, None),
+    ],
+)
+def test_effort_is_sent_as_each_model_takes_it(
+    server: FakeMessagesServer,
+    workspace: Path,
+    args: list[str],
+    thinking: dict[str, Any] | None,
+    output_config: dict[str, Any] | None,
+) -> None:
+    server.push(stream_message([text("ok")]))
+    proc = agentcli("run", "hi", *args, server=server, cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    body = server.requests[0].body
+    assert body.get("thinking") == thinking
+    assert body.get("output_config") == output_config
+    if "xhigh" in args:
+        assert "has no effort level xhigh" in proc.stderr
+    if "claude-3-5-haiku" in args:
+        assert "takes no effort level" in proc.stderr
+
+
+def test_effort_from_a_config_file(server: FakeMessagesServer, workspace: Path) -> None:
+    (workspace / ".agentcli").mkdir()
+    (workspace / ".agentcli" / "config.toml").write_text('effort = "low"\n')
+    server.push(stream_message([text("ok")]))
+    proc = agentcli("run", "hi", server=server, cwd=workspace)
+    assert proc.returncode == 0, proc.stderr
+    assert server.requests[0].body["output_config"] == {"effort": "low"}
+
+
+@pytest.mark.parametrize("where", ["flag", "config"])
+def test_an_unknown_effort_is_a_usage_error_naming_where(workspace: Path, where: str) -> None:
+    args = ["--effort", "extreme"] if where == "flag" else []
+    if where == "config":
+        (workspace / ".agentcli").mkdir()
+        (workspace / ".agentcli" / "config.toml").write_text('effort = "extreme"\n')
+    proc = agentcli("run", "hi", *args, server=None, cwd=workspace, ANTHROPIC_API_KEY="k")
+    assert proc.returncode == 2
+    assert "unknown effort 'extreme'" in proc.stderr
+    assert ("--effort" if where == "flag" else "config.toml") in proc.stderr

@@ -51,10 +51,13 @@ def root(
     accept: Annotated[
         list[str], typer.Option("--accept", help="REPL: acceptance check. Repeatable.")
     ] = [],  # noqa: B006
+    effort: Annotated[
+        str | None, typer.Option("--effort", help="REPL: low, medium, high, xhigh or max.")
+    ] = None,
 ) -> None:
     """Start the interactive REPL when no command is given (options before a command are the
     REPL's)."""
-    given = model or cwd or permission_mode or allow or deny or accept
+    given = model or cwd or permission_mode or allow or deny or accept or effort
     if ctx.invoked_subcommand is not None:
         if given:
             raise UsageError(
@@ -70,6 +73,7 @@ def root(
             allow=list(allow),
             deny=list(deny),
             accept=list(accept),
+            effort=effort,
         )
     )
 
@@ -82,7 +86,11 @@ def run(
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option("-m", "--model", envvar="AGENTCLI_MODEL", help="Model id."),
+        typer.Option("-m", "--model", envvar="AGENTCLI_MODEL", help="Model id or alias."),
+    ] = None,
+    effort: Annotated[
+        str | None,
+        typer.Option("--effort", help="Reasoning effort: low, medium, high, xhigh or max."),
     ] = None,
     cwd: Annotated[
         Path | None,
@@ -143,6 +151,7 @@ def run(
         commands.run(
             task=task,
             model=model,
+            effort=effort,
             cwd=cwd,
             permission_mode=permission_mode,
             allow=allow,

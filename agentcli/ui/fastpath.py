@@ -109,6 +109,7 @@ _RUN = FastCommand(
         **_CWD,
         "-m": "model",
         "--model": "model",
+        "--effort": "effort",
         "--permission-mode": "permission_mode",
         "--allow": "allow",
         "--deny": "deny",
@@ -143,7 +144,13 @@ COMMANDS: dict[tuple[str, ...], FastCommand] = {
     # Options with no command start the REPL (`agentcli -m MODEL --permission-mode auto`).
     (): FastCommand(
         repl,
-        options={**_CWD, "-m": "model", "--model": "model", "--permission-mode": "permission_mode"}
+        options={
+            **_CWD,
+            "-m": "model",
+            "--model": "model",
+            "--effort": "effort",
+            "--permission-mode": "permission_mode",
+        }
         | _RULES,
         repeatable=frozenset(_RULES.values()),
     ),
