@@ -5,7 +5,8 @@ project (`.agentcli/config.toml`), local (`.agentcli/config.local.toml`), and th
 answers agentcli keeps in the data dir for a workspace the user has not trusted; then the
 environment (`AGENTCLI_MODEL`), then flags. Lists marked `ACCUMULATES` (the `allow` / `ask` /
 `deny` rules, `sandbox.deny_read`, `sandbox.env_scrub`) add up across levels, so a deny at any
-level still wins; every other value is overridden by a higher level.
+level still wins; the `[models."ID"]` tables merge key by key; every other value is overridden by
+a higher level.
 
 Each file is checked on its own, so an error names it: a key the model does not know is a
 UsageError naming the file, the key and the closest known key; a value of the wrong type names
@@ -36,7 +37,16 @@ from pydantic.fields import FieldInfo
 from agentcli import trust
 from agentcli.errors import UsageError
 from agentcli.paths import data_home, project_config_paths, resolve_workspace, user_config_path
-from agentcli.settings import ALIASES, Accumulates, Env, Origin, Provenance, Settings, Untrusted
+from agentcli.settings import (
+    ALIASES,
+    Accumulates,
+    Env,
+    ModelEntry,
+    Origin,
+    Provenance,
+    Settings,
+    Untrusted,
+)
 
 __all__ = [  # data_home and resolve_workspace are re-exported for modules that look here
     "Flag",
@@ -191,6 +201,9 @@ def _env_variables() -> dict[str, str]:
 
 def _unknown_key(key: str) -> str:
     known = [*leaf_fields(), *ALIASES]
+    table = key.rpartition(".")[0]
+    if table.startswith("models."):  # a field of one `[models."ID"]` entry
+        known = [f"{table}.{field}" for field in ModelEntry.model_fields]
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     return f"unknown key `{key}`" + (f" (did you mean `{close[0]}`?)" if close else "")
 
@@ -215,7 +228,11 @@ def _wrong_value(error: Any, origin: Origin) -> str:
         expected = error.get("ctx", {}).get("expected", "")
         noun = parts[-1].replace("_", " ")
         return f"{origin}: unknown {noun} {got} for `{key}` (one of {expected})"
+    if error["type"] == "extra_forbidden":
+        return f"{origin}: {_unknown_key(key)}"
     message = str(error["msg"])
+    if error["type"] == "value_error":
+        return f"{origin}: `{key}`: {message.removeprefix('Value error, ')}"
     if message.startswith("Input should be "):
         problem = "must be " + message.removeprefix("Input should be ")
     else:
@@ -253,9 +270,23 @@ def _merge(
         if _mark(key, Accumulates) is not None:
             merged[key] = [*merged.get(key, []), *value]
             provenance.contributions.setdefault(key, []).append((origin, list(value)))
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merged_tables(merged[key], value)
         else:
             merged[key] = value
         provenance.origins[key] = origin
+
+
+def _merged_tables(lower: Mapping[str, Any], higher: Mapping[str, Any]) -> dict[str, Any]:
+    """A table of tables (`[models."ID"]`) over the levels: each key a higher level gives
+    replaces the lower one's, so the user's file can describe one model and the project's
+    another (or change one field of it)."""
+    out = dict(lower)
+    for name, value in higher.items():
+        below = out.get(name)
+        both = isinstance(value, dict) and isinstance(below, dict)
+        out[name] = _merged_tables(below, value) if both else value  # type: ignore[arg-type]
+    return out
 
 
 def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -291,6 +322,7 @@ def untrusted_notice(settings: Settings) -> str | None:
 def flags_of(
     *,
     model: str | None = None,
+    effort: str | None = None,
     permission_mode: str | None = None,
     allow: Sequence[str] = (),
     deny: Sequence[str] = (),
@@ -300,6 +332,7 @@ def flags_of(
     """The settings the common command-line options set (unset options set nothing)."""
     given = [
         ("model", model, "--model"),
+        ("effort", effort, "--effort"),
         ("permission_mode", permission_mode, "--permission-mode"),
         ("permissions.allow", list(allow), "--allow"),
         ("permissions.deny", list(deny), "--deny"),

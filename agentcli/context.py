@@ -11,16 +11,35 @@ and output tokens) above `elide_at` of the window; it then jumps to just before 
 `keep_recent`-th most recent tool-result message. Moving in batches instead of every turn
 keeps the sent prefix byte-stable between moves, so the prompt cache keeps hitting.
 
-Never touched: assistant messages (thinking signatures must go back byte for byte), text
+Never changed: assistant messages' blocks (thinking signatures must go back byte for byte), text
 blocks, and the tool_use/tool_result pairing (a stub keeps its `tool_use_id` and `is_error`).
+
+Thinking blocks may be left out, never altered (`bound_thinking`): a model reads back only the
+thinking its own responses carried, and a model that binds thinking to the transcript (Opus 5.5,
+Fable 5.1, …) rejects a block once anything before it changed (the system prompt, the tools, an
+elided result). Each assistant message records its `Producer` (the model and `context_key`);
+a block goes back only to the same model, and for a binding model only under the same key. An
+elision move, another day's system prompt or a resumed session changes the key, so all earlier
+blocks stop being sent together, and every later request leaves them out the same way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
-from agentcli.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from agentcli.catalogue import UNKNOWN_CONTEXT_WINDOW
+from agentcli.messages import (
+    ContentBlock,
+    Message,
+    Producer,
+    ToolResultBlock,
+    ToolUseBlock,
+    canonical_json,
+    is_thinking,
+)
 from agentcli.settings import DEFAULTS
 from agentcli.truncation import shorten
 from agentcli.usage import Usage
@@ -34,8 +53,8 @@ _SUMMARY_CHARS = 160
 class ContextSettings:
     """When old tool results stop being sent to the model in full."""
 
-    window_tokens: int = DEFAULTS.context.window_tokens
-    """The model's context window, in tokens."""
+    window_tokens: int | None = DEFAULTS.context.window_tokens
+    """The context window, in tokens; None: the model's (`ContextView.model_window`)."""
     elide_at: float = DEFAULTS.context.elide_at
     """Fraction of the window a response's context may reach before old results are elided."""
     keep_recent: int = DEFAULTS.context.keep_recent
@@ -45,13 +64,10 @@ class ContextSettings:
 
     def __post_init__(self) -> None:
         # keep_recent 0 would elide the newest results before the model has read them.
-        valid = self.window_tokens >= 1 and 0 < self.elide_at <= 1 and self.keep_recent >= 1
+        window_ok = self.window_tokens is None or self.window_tokens >= 1
+        valid = window_ok and 0 < self.elide_at <= 1 and self.keep_recent >= 1
         if not valid or self.min_chars < 0:
             raise ValueError(f"invalid context settings: {self}")
-
-    @property
-    def threshold_tokens(self) -> float:
-        return self.window_tokens * self.elide_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +109,9 @@ class ContextView:
 
     def __init__(self, settings: ContextSettings | None = None) -> None:
         self.settings = settings or ContextSettings()
+        self.model_window = UNKNOWN_CONTEXT_WINDOW
+        """The context window of the model being called (the loop sets it from the catalogue
+        before each request); `settings.window_tokens` overrides it."""
         self.watermark = 0
         self._anchor: _Mark | None = None
         """history[watermark - 1] when the watermark moved."""
@@ -100,6 +119,17 @@ class ContextView:
         """history[:watermark] as sent (stubs in place), computed once per move."""
         self._observed: tuple[_Mark, int] | None = None
         """The last response and the context size it reported."""
+
+    @property
+    def threshold_tokens(self) -> float:
+        window = self.settings.window_tokens or self.model_window
+        return window * self.settings.elide_at
+
+    @property
+    def state(self) -> str:
+        """What decides the elided part of what is sent: the same history with the same state
+        is always sent the same way (stubs depend only on the messages they replace)."""
+        return f"{self.watermark}:{self.settings.min_chars}"
 
     def messages(self, history: Sequence[Message]) -> list[Message]:
         """The history as sent to the model: results before the watermark elided."""
@@ -117,7 +147,7 @@ class ContextView:
         if self._observed is None:
             return None
         mark, tokens = self._observed
-        if not mark.holds(history) or tokens <= self.settings.threshold_tokens:
+        if not mark.holds(history) or tokens <= self.threshold_tokens:
             return None
         return self._move(history, tokens)
 
@@ -212,3 +242,37 @@ def summarize_input(call: ToolUseBlock) -> str:
     for key, value in call.input.items():
         parts.append(f"{key}={shorten(repr(value), _VALUE_CHARS, marker='...')}")
     return shorten(", ".join(parts), _SUMMARY_CHARS, marker="...")
+
+
+def context_key(system: str, tools: Iterable[Any], view_state: str) -> str:
+    """A key of everything a thinking block depends on besides the messages before it: the
+    system prompt, the tool definitions (objects with `to_wire()`) and the view's state."""
+    digest = hashlib.sha256()
+    for part in (system, canonical_json([tool.to_wire() for tool in tools]), view_state):
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return digest.hexdigest()[:20]
+
+
+def bound_thinking(messages: Sequence[Message], caller: Producer, *, binds: bool) -> list[Message]:
+    """`messages` with thinking blocks only where `caller` may read them: those produced by the
+    same model, and, when the model binds thinking to the transcript (`binds`), under the same
+    context key. An assistant message left with no content is not sent at all."""
+    out: list[Message] = []
+    for message in messages:
+        if message.role != "assistant" or not any(is_thinking(b) for b in message.content):
+            out.append(message)
+            continue
+        producer = message.producer
+        readable = (
+            producer is not None
+            and producer.model == caller.model
+            and (not binds or producer.context == caller.context)
+        )
+        if readable:
+            out.append(message)
+            continue
+        content = tuple(b for b in message.content if not is_thinking(b))
+        if content:
+            out.append(replace(message, content=content))
+    return out

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentcli.call_records import ToolCallRecord
-from agentcli.loop import Nudge, Stop
+from agentcli.loop_steps import Nudge, Stop
 from agentcli.messages import canonical_json
 from agentcli.settings import DEFAULTS
 from agentcli.terminal_reason import TerminalReason

@@ -28,11 +28,13 @@ from agentcli.acceptance import (
 )
 from agentcli.attachments import expand
 from agentcli.call_records import ToolCallRecord
+from agentcli.catalogue import CATALOGUE, Catalogue
 from agentcli.context import ContextView
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.events import EventSink, Notice, RepairRound, TaskStarted
 from agentcli.ids import new_id
-from agentcli.loop import Finished, LoopOutcome, LoopSettings, QueryLoop, TurnObserver
+from agentcli.loop import LoopOutcome, LoopSettings, QueryLoop
+from agentcli.loop_steps import Finished, TurnObserver
 from agentcli.messages import Message
 from agentcli.model import ModelClient, ModelRequest, ModelResponse
 from agentcli.model.retry import RetryingModel, RetryPolicy
@@ -91,6 +93,8 @@ class ConversationManager:
     """What the session was configured with (the REPL's /mode builds on it)."""
     instruction_files: Sequence[Path] = ()
     """The AGENTS.md / CLAUDE.md files in the system prompt, said once at the first task."""
+    catalogue: Catalogue = CATALOGUE
+    """The models' limits, prices and request rules (with the config's `[models]`)."""
 
     def __post_init__(self) -> None:
         self.repo_decision()
@@ -170,6 +174,7 @@ class ConversationManager:
             settings=self.loop_settings,
             observers=observers,
             context=self.context,
+            catalogue=self.catalogue,
         )
         return loop
 

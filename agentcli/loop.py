@@ -7,7 +7,10 @@ is never an exception. Whatever stops the loop (completion, a budget, a cancel, 
 fatal error), the history it returns is valid: every `tool_use` has exactly one `tool_result`.
 
 What is sent each turn is `context.messages(history)`: the history with old, large tool results
-elided (see `agentcli.context`); the history itself, and so the journal, stays complete.
+elided and thinking blocks only where the model being called may read them (see
+`agentcli.context`); the history itself, and so the journal, stays complete. Each response is
+recorded with its `Producer`. The model's catalogue entry (`agentcli.catalogue`) gives each
+request its limits and rules, and each response its price.
 
 The loop instance lives for one task, so turn, token and cost counters accumulate across
 `run()` calls (acceptance repair rounds continue the same task).
@@ -17,14 +20,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from dataclasses import dataclass, field, replace
 
 from agentcli.call_records import ToolCallRecord
-from agentcli.context import ContextView, Elision
+from agentcli.catalogue import CATALOGUE, Catalogue, Effort, ModelSpec
+from agentcli.context import ContextView, Elision, bound_thinking, context_key
 from agentcli.errors import FatalToolError, ModelError, TaskStopError
 from agentcli.events import EventSink, ModelResponded, Notice, TurnStarted, UsageUpdated
-from agentcli.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from agentcli.loop_steps import Continue, Finished, Nudge, Step, Stop, TurnObserver
+from agentcli.messages import Message, Producer, TextBlock, ToolResultBlock, ToolUseBlock
 from agentcli.model import ModelClient, ModelRequest, ModelResponse, StopReason
 from agentcli.settings import DEFAULTS
 from agentcli.store import Journal
@@ -33,45 +37,12 @@ from agentcli.tools.runtime import ToolRuntime
 from agentcli.usage import Budget, Clock, Usage, cost_usd
 
 
-@dataclass(frozen=True, slots=True)
-class Continue:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Finished:
-    reason: TerminalReason
-    error: str | None = None
-
-
-Step = Continue | Finished
-
-
-@dataclass(frozen=True, slots=True)
-class Nudge:
-    """Tell the model something specific alongside the tool results."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Stop:
-    reason: TerminalReason
-    message: str
-
-
-class TurnObserver(Protocol):
-    """Watches each batch of tool results (e.g. the convergence guard). Awaited, so that what
-    is slow to learn (the artifact version: git, hashing) comes from a worker thread, never from
-    work done on the event loop."""
-
-    async def after_tools(self, records: Sequence[ToolCallRecord]) -> Nudge | Stop | None: ...
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoopSettings:
-    max_tokens_per_response: int = 16_384
-    """`max_tokens` of each model request."""
+    max_tokens_per_response: int | None = None
+    """`max_tokens` of each model request; None: the model's maximum output (catalogue)."""
+    effort: Effort | None = None
+    """The reasoning effort to ask for; None: the model's default."""
     max_cut_continuations: int = 3
     """How often in a row the model may be asked to continue text cut at max_tokens."""
     denial_limit: int = DEFAULTS.permissions.denial_limit
@@ -100,12 +71,17 @@ class QueryLoop:
     """Which part of the history is sent (old large tool results elided); the history itself
     is never changed."""
     clock: Clock = field(default_factory=Clock)
+    catalogue: Catalogue = CATALOGUE
+    """Where the model's limits, prices and request rules come from."""
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
     api_s: float = 0.0
     """Time spent waiting on the model (retries included)."""
     stop_reason: str | None = None
     """The last response's stop reason."""
+    _cost: float | None = 0.0
+    """The cost so far, unrounded; None once a response came from a model with no known
+    price (the total is then unknown too)."""
     started_at: float = 0.0
     stopped: Finished | None = None
     """Set when the task stopped outside `run()` (cancelled, or out of time, during the
@@ -136,7 +112,13 @@ class QueryLoop:
 
     @property
     def cost_usd(self) -> float | None:
-        return cost_usd(self.model.model, self.usage)
+        """The task's cost so far: each response priced on its own (a price can depend on the
+        request's prompt length, and the REPL can switch models between tasks)."""
+        return None if self._cost is None else round(self._cost, 6)
+
+    def spec(self) -> ModelSpec:
+        """The catalogue entry of the model being called now."""
+        return self.catalogue.lookup(self.model.model)
 
     async def run(self, messages: Sequence[Message]) -> LoopOutcome:
         """Run until a terminal reason. Never raises for cancel, deadline or task-ending errors."""
@@ -209,16 +191,20 @@ class QueryLoop:
             return stop
         self.turns += 1
         self.events(TurnStarted(turn=self.turns))
+        spec = self.spec()
+        self.context.model_window = spec.context_window
         self._notice_elision(self.context.advance(history))
         asked = self.clock.now()
         try:
-            response = await self._complete(history)
+            response, producer = await self._complete(history, spec)
         finally:
             self.api_s += self.clock.now() - asked
         self.stop_reason = response.stop_reason
         self.usage = self.usage + response.usage
+        cost = cost_usd(spec.price, response.usage)
+        self._cost = None if cost is None or self._cost is None else self._cost + cost
         self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
-        message = response.message
+        message = replace(response.message, producer=producer)
         self.events(
             ModelResponded(
                 turn=self.turns,
@@ -259,19 +245,29 @@ class QueryLoop:
         self._cut_streak = 0
         return Finished(TerminalReason.COMPLETED)
 
-    async def _complete(self, history: list[Message]) -> ModelResponse:
-        """One model call with the history as the context view sends it. A request refused as
-        too long (e.g. the first one after a resume) is sent again with more elided, while
-        that elides anything more."""
+    async def _complete(
+        self, history: list[Message], spec: ModelSpec
+    ) -> tuple[ModelResponse, Producer]:
+        """One model call with the history as the context view sends it, and who the response
+        is from. A request refused as too long (e.g. the first one after a resume) is sent
+        again with more elided, while that elides anything more."""
         while True:
+            tools = self.runtime.specs()
+            caller = Producer(
+                model=spec.id, context=context_key(self.system, tools, self.context.state)
+            )
             request = ModelRequest(
                 system=self.system,
-                messages=self.context.messages(history),
-                tools=self.runtime.specs(),
+                messages=bound_thinking(
+                    self.context.messages(history), caller, binds=spec.binds_thinking
+                ),
+                tools=tools,
                 max_tokens=self.settings.max_tokens_per_response,
+                effort=self.settings.effort,
+                spec=spec,
             )
             try:
-                return await self.model.complete(request, self.events)
+                return await self.model.complete(request, self.events), caller
             except ModelError as exc:
                 if exc.reason is not TerminalReason.CONTEXT_EXHAUSTED:
                     raise

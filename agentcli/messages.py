@@ -96,6 +96,15 @@ class OpaqueBlock:
 
 ContentBlock = TextBlock | ThinkingBlock | ToolUseBlock | ToolResultBlock | OpaqueBlock
 
+THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
+
+
+def is_thinking(block: ContentBlock) -> bool:
+    """A thinking or redacted_thinking block: the model's reasoning, bound to whoever made it."""
+    return isinstance(block, ThinkingBlock) or (
+        isinstance(block, OpaqueBlock) and block.type in THINKING_TYPES
+    )
+
 
 def block_from_wire(raw: Mapping[str, Any]) -> ContentBlock:
     """Build a typed block from a provider JSON object, keeping the object verbatim."""
@@ -149,9 +158,32 @@ def _tool_result_text(content: Any) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Producer:
+    """Who made an assistant message, as far as its thinking blocks care: the model, and a key
+    of what that model was sent before it (system prompt, tools, how the history was sent).
+    Newer models accept a thinking block back only from the model that made it, and only while
+    all of that is unchanged (`agentcli.context.bound_thinking`)."""
+
+    model: str
+    context: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"model": self.model, "context": self.context}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Producer | None:
+        if isinstance(raw, Mapping) and isinstance(raw.get("model"), str):
+            return cls(model=raw["model"], context=str(raw.get("context", "")))
+        return None
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     role: Role
     content: tuple[ContentBlock, ...]
+    producer: Producer | None = None
+    """For an assistant message: the model (and context) that produced it; None when unknown
+    (a message recorded before agentcli kept it, or one made up by a test)."""
 
     @classmethod
     def user(cls, text: str) -> Message:

@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from agentcli.catalogue import CATALOGUE, DEFAULT_MODEL, Catalogue, Effort, ThinkingMode
 from agentcli.vocabulary import PermissionMode
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+__all__ = ["DEFAULT_MODEL", "Settings"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +150,8 @@ class ContextSection(BaseModel):
 
     model_config = _STRICT
 
-    window_tokens: Annotated[int, Field(ge=1), HARMLESS] = 200_000
-    """The model's context window, in tokens."""
+    window_tokens: Annotated[int | None, Field(ge=1), HARMLESS] = None
+    """The model's context window, in tokens (default: the model's, from the catalogue)."""
     elide_at: Annotated[float, Field(gt=0, le=1), HARMLESS] = 0.5
     """Fraction of the window a response's context may reach before old results are elided."""
     keep_recent: Annotated[int, Field(ge=1), HARMLESS] = 3
@@ -168,6 +169,59 @@ class ApiSection(BaseModel):
     max_retry_wait_s: Annotated[float, Field(ge=0, allow_inf_nan=False), HARMLESS] = 900.0
     """The longest wait a server may ask for (`retry-after`) that is honoured; a longer one ends
     the task with an error that says so."""
+
+
+class ModelEntry(BaseModel):
+    """`[models."ID"]`: a model the catalogue lacks, or what to change of one it has. Only the
+    fields given apply; a new model starts from the conservative defaults of an unknown one."""
+
+    model_config = _STRICT
+
+    aliases: Names | None = None
+    """Other names for it (`-m NAME`, `/model NAME`)."""
+    context_window: Annotated[int | None, Field(ge=1)] = None
+    """Its context window, in tokens."""
+    max_output: Annotated[int | None, Field(ge=1)] = None
+    """The largest `max_tokens` it accepts (every request asks for this much)."""
+    input: Annotated[float | None, Field(ge=0, strict=False)] = None
+    """USD per million uncached input tokens."""
+    output: Annotated[float | None, Field(ge=0, strict=False)] = None
+    """USD per million output tokens."""
+    cache_write: Annotated[float | None, Field(ge=0, strict=False)] = None
+    """USD per million prompt-cache write tokens (default 1.25x `input`)."""
+    cache_read: Annotated[float | None, Field(ge=0, strict=False)] = None
+    """USD per million prompt-cache read tokens (default 0.1x `input`)."""
+    thinking: Annotated[ThinkingMode | None, Field(strict=False)] = None
+    """adaptive-only, adaptive, budgeted or none."""
+    efforts: list[Annotated[Effort, Field(strict=False)]] | None = None
+    """The effort levels it accepts (`output_config.effort`)."""
+    default_effort: Annotated[Effort | None, Field(strict=False)] = None
+    """The level the API uses when none is sent."""
+    omits_thinking: bool | None = None
+    """Its thinking text is empty unless asked for (`thinking.display`)."""
+    rejects_prefill: bool | None = None
+    """It rejects a request that ends with an assistant message."""
+    rejects_sampling: bool | None = None
+    """It rejects temperature, top_p and top_k."""
+    rejects_forced_tool_choice: bool | None = None
+    """It rejects `tool_choice` any/tool."""
+    binds_thinking: bool | None = None
+    """Its thinking blocks are valid only for it, under the same transcript."""
+
+    def given(self) -> dict[str, Any]:
+        """The fields set, as the catalogue takes them."""
+        return self.model_dump(exclude_none=True)
+
+
+def _check_prices(models: dict[str, ModelEntry]) -> dict[str, ModelEntry]:
+    for model_id, entry in models.items():
+        known = CATALOGUE.find(model_id)
+        half = (entry.input is None) != (entry.output is None)
+        if half and (known is None or known.price is None):
+            raise ValueError(
+                f"model {model_id!r} has no known price: give both `input` and `output`"
+            )
+    return models
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +260,9 @@ class Settings(BaseModel):
     model_config = _STRICT
 
     model: Annotated[str, Field(min_length=1), HARMLESS, Env("AGENTCLI_MODEL")] = DEFAULT_MODEL
-    """The model id (`-m/--model`)."""
+    """The model: an id or an alias (`opus`, `sonnet`, `haiku`, `fable`) (`-m/--model`)."""
+    effort: Annotated[Effort | None, Field(strict=False), HARMLESS] = None
+    """low, medium, high, xhigh or max (`--effort`; default: the model's own default)."""
     permission_mode: Annotated[PermissionMode, Field(strict=False), STRICTER_MODE] = (
         PermissionMode.DEFAULT
     )
@@ -217,8 +273,24 @@ class Settings(BaseModel):
     convergence: ConvergenceSection = ConvergenceSection()
     context: ContextSection = ContextSection()
     api: ApiSection = ApiSection()
+    models: dict[str, ModelEntry] = {}
+    """`[models."ID"]` tables: models added to the catalogue, or changes to the ones it has."""
 
     _provenance: Provenance = PrivateAttr(default_factory=Provenance)
+    _catalogue: Catalogue | None = PrivateAttr(default=None)
+
+    @field_validator("models")
+    @classmethod
+    def _known_prices(cls, models: dict[str, ModelEntry]) -> dict[str, ModelEntry]:
+        return _check_prices(models)
+
+    def catalogue(self) -> Catalogue:
+        """The built-in catalogue with this configuration's `[models]` applied."""
+        if self._catalogue is None:
+            self._catalogue = CATALOGUE.with_overrides(
+                {model_id: entry.given() for model_id, entry in self.models.items()}
+            )
+        return self._catalogue
 
     @property
     def provenance(self) -> Provenance:

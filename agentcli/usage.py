@@ -1,14 +1,16 @@
-"""Token usage, the per-model price table and budgets.
+"""Token usage, what it costs, and budgets.
 
-Prices are USD per million tokens from Anthropic's published price list. Prompt-cache writes
-(5-minute TTL) cost 1.25x the input price and cache reads 0.1x. A model that is not in the table
-has an unknown cost: we report `None`, never a guess.
+Prices come from the model catalogue (`agentcli.catalogue`), in USD per million tokens, with the
+model's own prompt-cache write (5-minute lifetime) and read rates. A model whose price is
+unknown has an unknown cost: we report `None`, never a guess.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+
+from agentcli.catalogue import Price
 
 MILLION = 1_000_000
 
@@ -48,50 +50,24 @@ class Usage:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Price:
-    input_per_mtok: float
-    output_per_mtok: float
-
-    def cost(self, usage: Usage) -> float:
-        return (
-            usage.input_tokens * self.input_per_mtok
-            + usage.cache_creation_input_tokens * self.input_per_mtok * 1.25
-            + usage.cache_read_input_tokens * self.input_per_mtok * 0.1
-            + usage.output_tokens * self.output_per_mtok
-        ) / MILLION
+def prompt_tokens(usage: Usage) -> int:
+    """The prompt of a request: uncached input, cache reads and cache writes."""
+    return usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
 
 
-# Longest prefix wins, so dated ids ("claude-sonnet-4-5-20250929") find their family.
-PRICES: dict[str, Price] = {
-    "claude-opus-4-6": Price(5.0, 25.0),
-    "claude-opus-4-5": Price(5.0, 25.0),
-    "claude-opus-4-1": Price(15.0, 75.0),
-    "claude-opus-4-0": Price(15.0, 75.0),
-    "claude-opus-4-2": Price(15.0, 75.0),  # claude-opus-4-20250514
-    "claude-sonnet-4-6": Price(3.0, 15.0),
-    "claude-sonnet-4-5": Price(3.0, 15.0),
-    "claude-sonnet-4-0": Price(3.0, 15.0),
-    "claude-sonnet-4-2": Price(3.0, 15.0),  # claude-sonnet-4-20250514
-    "claude-3-7-sonnet": Price(3.0, 15.0),
-    "claude-3-5-sonnet": Price(3.0, 15.0),
-    "claude-haiku-4-5": Price(1.0, 5.0),
-    "claude-3-5-haiku": Price(0.8, 4.0),
-    "claude-3-haiku": Price(0.25, 1.25),
-}
-
-
-def price_for(model: str) -> Price | None:
-    best: str | None = None
-    for prefix in PRICES:
-        if model.startswith(prefix) and (best is None or len(prefix) > len(best)):
-            best = prefix
-    return PRICES[best] if best is not None else None
-
-
-def cost_usd(model: str, usage: Usage) -> float | None:
-    price = price_for(model)
-    return None if price is None else round(price.cost(usage), 6)
+def cost_usd(price: Price | None, usage: Usage) -> float | None:
+    """What one request's `usage` cost at `price` (the model's, from the catalogue), unrounded;
+    None when the price is unknown. Per request, because some prices depend on the length of
+    the request's prompt: a task's cost is the sum over its responses."""
+    if price is None:
+        return None
+    rates = price.rates_for(prompt_tokens(usage))
+    return (
+        usage.input_tokens * rates.input
+        + usage.cache_creation_input_tokens * rates.cache_write
+        + usage.cache_read_input_tokens * rates.cache_read
+        + usage.output_tokens * rates.output
+    ) / MILLION
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,19 +23,27 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.catalogue import CATALOGUE
 from agentcli.context import ContextSettings, ContextView
 from agentcli.instructions import system_prompt
 from agentcli.messages import Message, ToolResultBlock, ToolUseBlock
 from agentcli.model import ModelRequest
 from agentcli.tools.builtin import builtin_tools
 from agentcli.tools.output import DEFAULT_OUTPUT_CAP
-from agentcli.usage import Usage, price_for
+from agentcli.usage import Usage, cost_usd
 
 CHARS_PER_TOKEN = 3.5
 LOW_CHARS_PER_TOKEN = 4.0
 TOOL_USE_SYSTEM_TOKENS = 346
 CONTEXT_WINDOW = 200_000
 MODEL = "claude-sonnet-4-5"
+
+
+def _cost(usage: Usage) -> float:
+    """USD at MODEL's flat price (so a sum of requests' usage costs the sum of their costs)."""
+    cost = cost_usd(CATALOGUE.lookup(MODEL).price, usage)
+    assert cost is not None
+    return cost
 
 
 def tokens(chars: int, per_token: float = CHARS_PER_TOKEN) -> int:
@@ -69,8 +77,6 @@ def session_cost(
     without caching. With them, each request reads everything up to the previous request's
     latest user turn from the cache and writes what is new since (the last response and the
     results that answer it)."""
-    price = price_for(MODEL)
-    assert price is not None
     cached, uncached = Usage(), Usage()
     history = 0  # tokens of the conversation after the fixed prompt
     for turn in range(turns):
@@ -84,7 +90,7 @@ def session_cost(
         )
         uncached = uncached + Usage(input_tokens=prefix + new, output_tokens=output_tokens)
         history += new
-    return price.cost(cached), price.cost(uncached)
+    return _cost(cached), _cost(uncached)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +114,6 @@ def elided_session(
     extends the previous one reads it from the cache and writes what is new; after the
     watermark moved the changed prefix is far behind the breakpoint on the last message (the
     API looks back only ~20 blocks), so only the fixed prompt is read and all else written."""
-    price = price_for(MODEL)
-    assert price is not None
     view = ContextView(settings) if settings is not None else None
     history = [Message.user("work through the repository")]
     previous: list[Message] = []
@@ -141,7 +145,7 @@ def elided_session(
             Message(role="user", content=(ToolResultBlock(call.id, "x" * result_chars),))
         )
         previous = sent
-    return ElisionRun(price.cost(usage), peak, over)
+    return ElisionRun(_cost(usage), peak, over)
 
 
 def _message_tokens(message: Message, output_tokens: int) -> int:
@@ -186,7 +190,9 @@ def run() -> list[tuple[str, str]]:
         )
     for turns, result_chars in ((50, 8_000), (50, 30_000)):
         full = elided_session(total, turns, result_chars, None)
-        elided = elided_session(total, turns, result_chars, ContextSettings())
+        elided = elided_session(
+            total, turns, result_chars, ContextSettings(window_tokens=CONTEXT_WINDOW)
+        )
         stops = (
             f", over the {CONTEXT_WINDOW // 1000}k window from turn {full.over_window_at}"
             if full.over_window_at is not None

@@ -134,7 +134,9 @@ def test_json_result_contract(server: FakeMessagesServer, workspace: Path) -> No
     assert data["final_text"] == "It prints hi."
     assert data["turns"] == 2
     assert data["usage"]["cache_read_input_tokens"] == 30
-    assert data["cost_usd"] is not None and data["cost_usd"] > 0
+    # Claude Opus 5.5 (the default): $4 input, $20 output, $0.20 cache reads per MTok, for
+    # 100 in + 20 out, then 50 in + 7 out + 30 cache reads.
+    assert data["cost_usd"] == pytest.approx((100 * 4 + 20 * 20 + 50 * 4 + 7 * 20 + 30 * 0.2) / 1e6)
     assert data["tool_calls"] == [
         {
             "id": "t1",
@@ -145,14 +147,14 @@ def test_json_result_contract(server: FakeMessagesServer, workspace: Path) -> No
         }
     ]
     assert data["error"] is None and data["permission_denials"] == []
-    assert server.requests[0].body["model"] == "claude-sonnet-4-5"
+    assert server.requests[0].body["model"] == "claude-opus-5-5"
     # The anchor's fields say the same as ours.
     assert (data["type"], data["subtype"], data["is_error"]) == ("result", "success", False)
     assert data["result"] == data["final_text"] and data["num_turns"] == data["turns"]
     assert data["total_cost_usd"] == data["cost_usd"]
     assert data["duration_ms"] == round(data["duration_s"] * 1000)
     assert 0 < data["duration_api_s"] <= data["duration_s"]
-    assert data["model"] == "claude-sonnet-4-5" and data["stop_reason"] == "end_turn"
+    assert data["model"] == "claude-opus-5-5" and data["stop_reason"] == "end_turn"
     assert data["repair_rounds"] == 0 and data["acceptance"] == []
 
 
@@ -182,7 +184,7 @@ def test_stream_json_ends_with_the_result(server: FakeMessagesServer, workspace:
     init = events[0]
     assert init["type"] == "init" and init["schema_version"] == 1
     assert init["session_id"] == events[-1]["session_id"]
-    assert init["cwd"] == str(workspace.resolve()) and init["model"] == "claude-sonnet-4-5"
+    assert init["cwd"] == str(workspace.resolve()) and init["model"] == "claude-opus-5-5"
     assert init["permission_mode"] == "default" and init["agentcli_version"]
     assert {"read_file", "write_file", "edit_file", "glob", "grep", "shell"} <= set(init["tools"])
     # The golden sequence of a one-turn answer (deltas collapsed).
@@ -345,7 +347,17 @@ def test_recorded_pause_turn_is_continued(
 ) -> None:
     paused = (recordings / "12a_pai_stream_pause_turn_web_search.interaction0.sse").read_text()
     server.push(raw_sse(paused), stream_message([text("Here is what I found.")]))
-    proc = agentcli("run", "search", "--output-format", "json", server=server, cwd=workspace)
+    # The model that produced the recording: its thinking block carries a real signature.
+    proc = agentcli(
+        "run",
+        "search",
+        "-m",
+        "claude-sonnet-4-5",
+        "--output-format",
+        "json",
+        server=server,
+        cwd=workspace,
+    )
     assert proc.returncode == 0, proc.stderr
     assert result_of(proc)["final_text"] == "Here is what I found."
     resent = server.requests[1].body["messages"][-1]

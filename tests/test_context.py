@@ -81,9 +81,13 @@ def sent_tokens(request: ModelRequest) -> int:
     return sum(len(str(m.to_wire())) for m in request.messages) // 4
 
 
-def dumping(sizes: list[int] | int, *, result_chars: int = 4_000) -> FunctionModel:
+def dumping(
+    sizes: list[int] | int, *, result_chars: int = 4_000, model: str = "claude-sonnet-4-5"
+) -> FunctionModel:
     """Turn n calls dump(path=f"f{n}.py") and reports a context of sizes[n] tokens (with an int
-    for `sizes`: that many turns, each reporting what it was sent); the last turn ends."""
+    for `sizes`: that many turns, each reporting what it was sent); the last turn ends. Each
+    response starts with a thinking block. The default model does not bind thinking blocks to
+    the transcript (see `test_a_binding_model_gets_no_thinking_from_before_an_elision`)."""
     turns = sizes if isinstance(sizes, int) else len(sizes)
 
     def answer(request: ModelRequest) -> ModelResponse:
@@ -95,7 +99,7 @@ def dumping(sizes: list[int] | int, *, result_chars: int = 4_000) -> FunctionMod
         call = tool_use("dump", {"path": f"f{turn}.py", "size": result_chars}, id=f"t{turn}")
         return respond(thinking(f"turn {turn}", signature=f"sig{turn}"), call, usage=usage)
 
-    return FunctionModel(answer)
+    return FunctionModel(answer, model=model)
 
 
 def stubs(messages: tuple[Message, ...] | list[Message]) -> list[str]:
@@ -192,6 +196,32 @@ async def test_assistant_messages_go_back_byte_identical(workspace: Path) -> Non
                 "thinking": kept.content[0].thinking,  # type: ignore[union-attr]
                 "signature": kept.content[0].signature,  # type: ignore[union-attr]
             }
+
+
+async def test_a_binding_model_gets_no_thinking_from_before_an_elision(workspace: Path) -> None:
+    """Claude Opus 5.5 accepts a thinking block back only while everything before it is what it
+    was when the block was produced. The oracle is that rule itself: every thinking block sent
+    is preceded by exactly the messages the request that produced it carried."""
+    model = dumping([6_000] * 7, model="claude-opus-5-5")
+    loop = make_loop(model, workspace, [], ContextView(SETTINGS))
+    outcome = await loop.run([Message.user("go")])
+    requests = [[m.to_wire() for m in r.messages] for r in model.requests]
+    sent_back = dropped = 0
+    for sent in requests:
+        for index, message in enumerate(sent):
+            if message["role"] != "assistant":
+                continue
+            kept = outcome.messages[index].to_wire()["content"]
+            if message["content"][0]["type"] != "thinking":
+                assert message["content"] == kept[1:]  # left out, nothing else changed
+                dropped += 1
+                continue
+            assert message["content"] == kept  # byte for byte
+            producing = requests[(index - 1) // 2]
+            assert sent[:index] == producing[:index]
+            sent_back += 1
+    assert stubs(model.requests[-1].messages)  # results were elided
+    assert sent_back and dropped
 
 
 async def test_the_watermark_only_moves_forward(workspace: Path) -> None:

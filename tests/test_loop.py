@@ -11,7 +11,8 @@ import pytest
 from agentcli.call_records import CallStatus, ToolCallRecord
 from agentcli.errors import FatalToolError, ModelError
 from agentcli.events import Event, ToolCallFinished
-from agentcli.loop import LoopOutcome, LoopSettings, Nudge, QueryLoop, Stop
+from agentcli.loop import LoopOutcome, LoopSettings, QueryLoop
+from agentcli.loop_steps import Nudge, Stop
 from agentcli.messages import Message, pairing_problems
 from agentcli.model import ModelRequest, ModelResponse
 from agentcli.permissions import NonInteractivePrompter, PermissionMode

@@ -142,7 +142,7 @@ def test_the_highest_level_that_sets_a_value_wins(present: set[str]) -> None:
         resolved = load_settings(workspace, flags=flags, trusted=True, environ=env)
     # The oracle: precedence is the order of LEVELS, lowest first.
     expected = max(present, key=LEVELS.index, default=None)
-    assert resolved.model == (f"model-from-{expected}" if expected else "claude-sonnet-4-5")
+    assert resolved.model == (f"model-from-{expected}" if expected else "claude-opus-5-5")
     origin = resolved.origin("model")
     assert (origin is None) is (expected is None)
 
@@ -228,6 +228,9 @@ UNTRUSTED_TABLE: list[tuple[str, Any, bool]] = [
     ("context.keep_recent", 5, True),
     ("api.idle_timeout_s", 30, True),
     ("api.max_retry_wait_s", 60, True),
+    ("effort", "max", True),
+    # Prices and request rules: a repository could make a budget meaningless.
+    ("models", {"claude-x": {"input": 0.0, "output": 0.0}}, False),
 ]
 
 
@@ -238,6 +241,11 @@ def test_the_table_covers_every_setting() -> None:
 
 
 def _toml(key: str, value: Any) -> str:
+    if isinstance(value, dict):  # a table of tables
+        return "".join(
+            f'[{key}."{name}"]\n' + "".join(f"{k} = {v!r}\n" for k, v in table.items())
+            for name, table in value.items()
+        )
     *section, name = key.split(".")
     literal = repr(value).lower() if isinstance(value, bool) else repr(value).replace("'", '"')
     return (f"[{section[0]}]\n" if section else "") + f"{name} = {literal}\n"

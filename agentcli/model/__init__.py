@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agentcli.catalogue import Effort, ModelSpec
 from agentcli.events import EventSink
 from agentcli.messages import Message
 from agentcli.usage import Usage
@@ -48,7 +49,13 @@ class ModelRequest:
     system: str
     messages: Sequence[Message]
     tools: Sequence[ToolSpec] = ()
-    max_tokens: int = 16_384
+    max_tokens: int | None = None
+    """None: the model's maximum output (from the catalogue)."""
+    effort: Effort | None = None
+    """The reasoning effort asked for; None: the model's default."""
+    spec: ModelSpec | None = None
+    """The model's catalogue entry (its limits and request rules), as the caller resolved it
+    (with the config's `[models]`); None: the client looks its model up itself."""
     idle_timeout_s: float | None = None
     """Give up on the attempt when the server sends nothing for this long (None: never)."""
 

@@ -1,6 +1,7 @@
 """The Anthropic Messages API adapter: the only module that imports the `anthropic` SDK.
 
-The SDK does the HTTP, authentication, headers and `ANTHROPIC_BASE_URL`. We read the SSE lines
+The SDK does the HTTP, authentication, headers and `ANTHROPIC_BASE_URL`; the request body comes
+from `model.request` (the rules of the model it goes to). We read the SSE lines
 of the raw streamed response ourselves (see `model.stream`) so every content block is kept as the
 JSON object the API sent. SDK errors are mapped to ours in exactly one place,
 `_map_api_error`. The SDK's own retries are off: `model.retry` retries instead.
@@ -9,7 +10,6 @@ JSON object the API sent. SDK errors are mapped to ours in exactly one place,
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Any
 
 import anthropic
@@ -17,12 +17,13 @@ import httpx2
 
 from agentcli.errors import ModelError, RetryableModelError
 from agentcli.events import EventSink
-from agentcli.messages import JsonObject, Message
 from agentcli.model import ModelRequest, ModelResponse
+from agentcli.model.request import build_request_params, sendable_messages
 from agentcli.model.stream import SseParser, StreamAccumulator
 from agentcli.terminal_reason import TerminalReason
 
-EPHEMERAL = {"type": "ephemeral"}
+__all__ = ["AnthropicModel", "build_request_params", "sendable_messages"]
+
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 
@@ -92,67 +93,6 @@ class AnthropicModel:
             model=result.model or self._model,
             request_id=request_id,
         )
-
-
-def build_request_params(model: str, request: ModelRequest) -> dict[str, Any]:
-    """The JSON body of a Messages API request, with prompt-cache breakpoints.
-
-    Breakpoints: the tool definitions, the system prompt, and the last block of the latest user
-    turn (the last message, or the one before a paused assistant turn that is being continued),
-    so each turn reads everything before it from the cache. That is 3 of the 4 the API allows:
-    any `cache_control` already in the history (an imported or hand-edited session) is dropped.
-    """
-    messages = [_without_breakpoints(m) for m in sendable_messages(request.messages)]
-    latest_user = next(
-        (i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), None
-    )
-    if latest_user is not None and messages[latest_user]["content"]:
-        content = list(messages[latest_user]["content"])
-        content[-1] = {**content[-1], "cache_control": EPHEMERAL}
-        messages[latest_user] = {"role": "user", "content": content}
-    params: dict[str, Any] = {
-        "model": model,
-        "max_tokens": request.max_tokens,
-        "messages": messages,
-        "stream": True,
-    }
-    if request.system:
-        params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
-    if request.tools:
-        tools: list[JsonObject] = [t.to_wire() for t in request.tools]
-        tools[-1] = {**tools[-1], "cache_control": EPHEMERAL}
-        params["tools"] = tools
-    return params
-
-
-def sendable_messages(messages: Sequence[Message]) -> list[JsonObject]:
-    """The history as the API accepts it back. The model sometimes answers with no content or
-    with an empty text block, and the API then rejects every later request that contains it
-    ("messages must have non-empty content", "text content blocks must be non-empty"): such
-    an answer stays in our history but is not sent (it carries nothing the model needs)."""
-    wire = []
-    for index, message in enumerate(messages):
-        item = message.to_wire()
-        if message.role == "assistant" and index < len(messages) - 1:
-            content = [b for b in item["content"] if not _empty_text(b)]
-            if not content:
-                continue
-            if len(content) < len(item["content"]):
-                item = {"role": "assistant", "content": content}
-        wire.append(item)
-    return wire
-
-
-def _empty_text(block: JsonObject) -> bool:
-    return block.get("type") == "text" and not block.get("text")
-
-
-def _without_breakpoints(message: JsonObject) -> JsonObject:
-    content = message["content"]
-    if not any("cache_control" in block for block in content):
-        return message
-    plain = [{k: v for k, v in block.items() if k != "cache_control"} for block in content]
-    return {**message, "content": plain}
 
 
 def _map_api_error(exc: anthropic.APIError) -> Exception:

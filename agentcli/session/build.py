@@ -16,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.acceptance import AcceptanceSettings, resolve_commands
+from agentcli.catalogue import ModelSpec, choice_notices
 from agentcli.context import ContextSettings, ContextView
 from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
-from agentcli.events import EventSink
+from agentcli.events import EventSink, Notice
 from agentcli.instructions import instruction_files, system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
@@ -36,7 +37,7 @@ from agentcli.store.lock import SessionLock
 from agentcli.store.queries import SessionRow
 from agentcli.tools.base import ToolContext
 from agentcli.tools.builtin import builtin_tools
-from agentcli.usage import Budget, price_for
+from agentcli.usage import Budget
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,18 +83,19 @@ def make_model(name: str) -> ModelClient:
 
 
 def session_model(target: SessionTarget, settings: Settings) -> str:
-    """A resumed session keeps its model unless a flag or the environment names one."""
+    """A resumed session keeps its model unless a flag or the environment names one. An alias
+    (`opus`) becomes the id of the model it names."""
     origin = settings.origin("model")
     if target.resumed is not None and (origin is None or origin.path is not None):
         return target.resumed.model
-    return settings.model
+    return settings.catalogue().resolve(settings.model)
 
 
-def check_budget(budget: Budget, model: str) -> None:
-    if budget.max_cost_usd is not None and price_for(model) is None:
+def check_budget(budget: Budget, spec: ModelSpec) -> None:
+    if budget.max_cost_usd is not None and spec.price is None:
         raise UsageError(
-            f"--max-cost cannot be enforced: the price of model {model!r} is unknown",
-            hint="use --max-tokens instead, or a model with a known price",
+            f"--max-cost cannot be enforced: the price of model {spec.id!r} is unknown",
+            hint=f'use --max-tokens instead, or give its prices under [models."{spec.id}"]',
         )
 
 
@@ -112,11 +114,13 @@ def build_manager(
     what the user should hear once at the start (e.g. that no sandbox is available)."""
     workspace = target.workspace
     model_name = session_model(target, settings)
+    catalogue = settings.catalogue()
+    spec = catalogue.lookup(model_name)
     permissions = build_permissions(settings=settings, workspace=workspace)
     for notice in permissions.notices:
         say(notice)
     budget = budget or Budget()
-    check_budget(budget, model_name)
+    check_budget(budget, spec)
     acceptance = AcceptanceSettings(
         commands=resolve_commands(settings.acceptance.commands, workspace, events),
         retries=settings.acceptance.retries,
@@ -139,6 +143,8 @@ def build_manager(
         events=events,
         git=git,
     )
+    for notice in choice_notices(spec, settings.effort):
+        events(Notice(level="warning", message=notice))
     return ConversationManager(
         session_id=session.session_id,
         messages=session.messages,
@@ -157,7 +163,8 @@ def build_manager(
         instruction_files=tuple(instructions),
         events=events,
         budget=budget,
-        loop_settings=LoopSettings(denial_limit=permissions.denial_limit),
+        loop_settings=LoopSettings(denial_limit=permissions.denial_limit, effort=settings.effort),
+        catalogue=catalogue,
         retry_policy=RetryPolicy(
             idle_timeout_s=settings.api.idle_timeout_s,
             max_retry_after_s=settings.api.max_retry_wait_s,

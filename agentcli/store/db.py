@@ -122,6 +122,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        "who produced each assistant message",
+        # JSON {"model", "context"} (messages.Producer): thinking blocks go back only to the
+        # model, and under the context, that produced them. NULL: recorded before this column.
+        """
+        ALTER TABLE messages ADD COLUMN producer TEXT;
+        """,
+    ),
 )
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli.call_records import CallStatus
-from agentcli.messages import Message
+from agentcli.messages import Message, Producer
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,11 +132,17 @@ def find_session(conn: sqlite3.Connection, id_or_prefix: str) -> SessionRow | No
 
 def load_messages(conn: sqlite3.Connection, session_id: str) -> list[Message]:
     rows = conn.execute(
-        "SELECT role, content FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+        "SELECT role, content, producer FROM messages WHERE session_id = ? ORDER BY seq",
+        (session_id,),
     )
-    return [
-        Message.from_wire({"role": r["role"], "content": json.loads(r["content"])}) for r in rows
-    ]
+    return [_message(r) for r in rows]
+
+
+def _message(row: sqlite3.Row) -> Message:
+    message = Message.from_wire({"role": row["role"], "content": json.loads(row["content"])})
+    if row["producer"] is None:
+        return message
+    return replace(message, producer=Producer.from_json(json.loads(row["producer"])))
 
 
 def message_rows(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:

@@ -172,8 +172,9 @@ class SqliteJournal:
         now = time.time()
         with self._transaction() as conn:
             conn.execute(
-                "INSERT INTO messages (session_id, seq, role, content, task_id, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO messages "
+                "(session_id, seq, role, content, task_id, created_at, producer) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.session_id,
                     self._next_seq,
@@ -181,6 +182,7 @@ class SqliteJournal:
                     json.dumps(message.to_wire()["content"]),
                     self.task_id,
                     now,
+                    json.dumps(message.producer.to_json()) if message.producer else None,
                 ),
             )
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, self.session_id))

@@ -130,6 +130,8 @@ def _snapshot(request: ModelRequest) -> ModelRequest:
         messages=tuple(request.messages),
         tools=tuple(request.tools),
         max_tokens=request.max_tokens,
+        effort=request.effort,
+        spec=request.spec,
     )
 
 

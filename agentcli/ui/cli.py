@@ -94,11 +94,15 @@ def root(
         list[str],
         typer.Option("--accept", metavar="CMD", help="REPL: acceptance check. Repeatable."),
     ] = [],  # noqa: B006
+    effort: Annotated[
+        str | None,
+        typer.Option("--effort", metavar="LEVEL", help="REPL: low, medium, high, xhigh or max."),
+    ] = None,
 ) -> None:
     """Start the interactive REPL when no command is given: `agentcli ["TASK"]` (with stdin not
     a terminal, a run: the task from stdin, or TASK with stdin as context). Options before a
     command are the REPL's."""
-    given = model or cwd or permission_mode or allow or deny or accept
+    given = model or cwd or permission_mode or allow or deny or accept or effort
     if ctx.invoked_subcommand == PROMPT:
         return  # the prompt command reads these options from this context
     if ctx.invoked_subcommand is not None:
@@ -129,12 +133,19 @@ def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
     mode: str | None = options.get("permission_mode")
     allow, deny = list(options.get("allow") or []), list(options.get("deny") or [])
     accept = list(options.get("accept") or [])
+    effort: str | None = options.get("effort")
     if sys.stdin is not None and sys.stdin.isatty():
         from agentcli.ui.repl.main import main as repl_main
         from agentcli.ui.repl.settings import ReplSettings
 
         settings = ReplSettings(
-            cwd=cwd, model=model, permission_mode=mode, allow=allow, deny=deny, accept=accept
+            cwd=cwd,
+            model=model,
+            permission_mode=mode,
+            allow=allow,
+            deny=deny,
+            accept=accept,
+            effort=effort,
         )
         return repl_main(settings, first_task=task)
     from agentcli.ui.run import RunOptions, run_command
@@ -148,6 +159,7 @@ def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
             allow=allow,
             deny=deny,
             accept=accept,
+            effort=effort,
         )
     )
 
@@ -164,6 +176,12 @@ def run(
         str | None,
         typer.Option(
             "-m", "--model", envvar="AGENTCLI_MODEL", metavar="MODEL", help="Model id or alias."
+        ),
+    ] = None,
+    effort: Annotated[
+        str | None,
+        typer.Option(
+            "--effort", metavar="LEVEL", help="Reasoning effort: low, medium, high, xhigh or max."
         ),
     ] = None,
     cwd: Annotated[
@@ -243,6 +261,7 @@ def run(
             RunOptions(
                 task=task,
                 model=model,
+                effort=effort,
                 cwd=cwd,
                 permission_mode=permission_mode,
                 allow=allow,

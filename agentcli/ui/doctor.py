@@ -30,7 +30,7 @@ def doctor_lines(workspace: Path) -> list[str]:
     lines = [
         f"agentcli {__version__} on Python {platform.python_version()} ({sys.executable})",
         f"workspace: {workspace}",
-        f"model: {settings.model}"
+        f"model: {settings.catalogue().resolve(settings.model)} ({_model_summary(settings)})"
         + (
             f" (API at {os.environ['ANTHROPIC_BASE_URL']})"
             if "ANTHROPIC_BASE_URL" in os.environ
@@ -44,6 +44,22 @@ def doctor_lines(workspace: Path) -> list[str]:
         f"ripgrep: {find_rg() or 'not found (grep and glob use the slower Python fallback)'}",
     ]
     return lines + sandbox_report()
+
+
+def _model_summary(settings: Settings) -> str:
+    """What the catalogue says of the configured model: limits, price, thinking and effort."""
+    spec = settings.catalogue().lookup(settings.model)
+    if not spec.known:
+        return "not in the catalogue: conservative defaults, cost unknown"
+    parts = [f"{spec.name}: {spec.context_window:,}-token context, {spec.max_output:,} output"]
+    if spec.price is not None:
+        rates = spec.price.rates
+        parts.append(f"${rates.input:g}/${rates.output:g} per MTok in/out")
+    parts.append(f"thinking {spec.thinking}")
+    effort = spec.effort_for(settings.effort)
+    if effort is not None:
+        parts.append(f"effort {effort}")
+    return ", ".join(parts) + (", legacy" if spec.legacy else "")
 
 
 def _trust_lines(workspace: Path, settings: Settings) -> list[str]:

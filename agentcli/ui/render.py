@@ -1,6 +1,7 @@
 """Renderers for `agentcli run`: progress on stderr, the answer on stdout.
 
-- text: a compact line per tool call, retries and notices on stderr; the final answer alone on
+- text: a compact line per tool call, retries and notices on stderr, and before a response's
+  tool calls what the model said or (summarized) thought on the way; the final answer alone on
   stdout, so `agentcli run … > answer.txt` captures just the answer. Everything untrusted (the
   model's text, commands, paths, errors) goes through `agentcli.ui.safe` first: no control or
   escape sequence reaches the terminal.
@@ -32,8 +33,11 @@ from agentcli.events import (
     ToolCallStarted,
 )
 from agentcli.tasks import TaskResult
-from agentcli.truncation import shorten
+from agentcli.truncation import one_line, shorten
 from agentcli.ui.safe import safe_console, visible
+
+PROGRESS_CHARS = 240
+"""How much of what the model says between tool calls a progress line shows."""
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -70,6 +74,9 @@ class TextProgress:
         self._stream = stream or sys.stderr
         self._console: Console | None = None
         self._inputs: dict[str, dict[str, Any]] = {}
+        self._thinking: list[str] = []
+        """The current response's (summarized) thinking: on the newest models, what it writes
+        between tool calls arrives there."""
 
     @property
     def console(self) -> Console:
@@ -78,8 +85,15 @@ class TextProgress:
         return self._console
 
     def __call__(self, event: Event) -> None:
+        if isinstance(event, ThinkingDelta):
+            self._thinking.append(event.text)
         if self.quiet or isinstance(event, TextDelta | ThinkingDelta):
             return
+        if isinstance(event, ModelResponded | ModelRetrying):
+            thought = "".join(self._thinking).strip()
+            self._thinking.clear()
+            if isinstance(event, ModelResponded) and event.tool_calls and thought:
+                self.console.print(_text(("∴ " + one_line(thought, PROGRESS_CHARS), "dim")))
         line = self._line(event)
         if line is not None:
             self.console.print(line)

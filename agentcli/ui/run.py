@@ -37,6 +37,7 @@ from agentcli.usage import Budget, Usage
 class RunOptions:
     task: str | None
     model: str | None = None
+    effort: str | None = None
     cwd: Path | None = None
     permission_mode: str | None = None
     allow: list[str] = field(default_factory=list)
@@ -135,6 +136,7 @@ def run_settings(options: RunOptions, workspace: Path, events: EventSink) -> Set
         workspace,
         flags=flags_of(
             model=options.model,
+            effort=options.effort,
             permission_mode=options.permission_mode,
             allow=options.allow,
             deny=options.deny,

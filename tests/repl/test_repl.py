@@ -16,6 +16,7 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
+from agentcli.catalogue import Effort
 from agentcli.config import data_home
 from agentcli.conversation import ConversationManager
 from agentcli.events import EventSink
@@ -192,6 +193,29 @@ async def test_clear_starts_a_new_session_and_model_switch(workspace: Path) -> N
     assert len(model.requests[1].messages) == 1  # the new session starts empty
     assert "new session" in harness.text and "model: claude-haiku-4-5" in harness.text
     assert harness.models_asked == [None, "claude-haiku-4-5"]
+
+
+async def test_effort_and_model_aliases(workspace: Path) -> None:
+    model = ScriptedModel([respond(text("one")), respond(text("two"))])
+    keys = (
+        "/effort\r"
+        + "first\r"
+        + "/effort high\r"
+        + "/effort extreme\r"
+        + "second\r"
+        + "/model sonnet\r"
+        + "/model claude-opus-4-6\r"
+        + "/effort xhigh\r"
+        + "/exit\r"
+    )
+    harness = await run_repl(workspace, model, keys)
+    out = harness.text
+    assert "effort: medium (the model's default)" in out
+    assert [r.effort for r in model.requests] == [None, Effort.HIGH]
+    assert "unknown effort 'extreme'" in out
+    assert "model: claude-sonnet-5-5" in out
+    assert "claude-opus-4-6 has no effort level xhigh" in out and "using high" in out
+    assert harness.repl.settings.effort == "xhigh"
 
 
 async def test_deferred_model_takes_the_warmed_client_and_closes_it() -> None:

@@ -14,6 +14,7 @@ from agentcli.events import (
     ModelRetrying,
     PermissionDecided,
     TextDelta,
+    ThinkingDelta,
     ToolCallFinished,
     ToolCallProposed,
     ToolCallStarted,
@@ -177,6 +178,22 @@ def test_retry_voids_the_partial_answer(workspace: Path) -> None:
     text = out.getvalue()
     assert "↻ retry 1 in 0.5s (stream broke); the text above is void" in text
     assert text.rstrip().endswith("fresh answer")
+
+
+def test_thinking_between_tool_calls_is_shown_once_and_never_drives_the_terminal(
+    workspace: Path,
+) -> None:
+    task, out, status = view(workspace)
+    task.start()
+    task(ThinkingDelta(text="Checking the tests\x1b[2J first."))
+    assert status.activity.startswith("thinking: Checking the tests")
+    task(ModelResponded(turn=1, stop_reason="tool_use", usage=Usage(), text="", tool_calls=1))
+    task(ThinkingDelta(text="Now the answer."))
+    task(responded("done"))  # no tool calls: the answer follows, no progress line
+    task.stop()
+    text = out.getvalue()
+    assert text.count("∴") == 1 and "∴ Checking the tests\\x1b[2J first." in text
+    assert "Now the answer" not in text
 
 
 def test_usage_and_checks(workspace: Path) -> None:

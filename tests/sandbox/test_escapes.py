@@ -80,7 +80,9 @@ except OSError as exc:
 """
 
 
-def _wait(predicate: object, timeout: float = 5.0) -> None:
+def _wait(predicate: object, timeout: float = 60.0) -> None:
+    """Until `predicate` holds; the timeout only bounds a hang (a loaded machine can take
+    seconds to start a process), it is not what a test measures."""
     deadline = time.monotonic() + timeout
     while not predicate() and time.monotonic() < deadline:  # type: ignore[operator]
         time.sleep(0.02)

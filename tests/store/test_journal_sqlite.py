@@ -79,6 +79,10 @@ async def test_a_task_is_journaled_exactly(
     stored = queries.load_messages(conn, "S-EXACT")
     assert [m.to_wire() for m in stored] == [m.to_wire() for m in manager.messages]
     assert stored[1].to_wire()["content"][1] == redacted
+    # Who produced each response survives a resume (thinking goes back only to that model).
+    assert [m.producer for m in stored] == [m.producer for m in manager.messages]
+    assert stored[1].producer is not None and stored[1].producer.model == "scripted"
+    assert stored[0].producer is None  # the user's
     calls = {c.call_id: c for c in queries.load_calls(conn, "S-EXACT")}
     assert calls["t1"].status is CallStatus.SUCCEEDED and calls["t1"].risk == "read"
     write = calls["t2"]

@@ -30,7 +30,8 @@ def alive(pid: int) -> bool:
     return stat[stat.rfind(")") + 2] not in "ZX"
 
 
-async def wait_for_file(path: Path, timeout: float = 5.0) -> str:
+async def wait_for_file(path: Path, timeout: float = 60.0) -> str:
+    # The timeout bounds a hang only: a loaded machine can take seconds to start a shell.
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if path.exists() and path.read_text().strip():

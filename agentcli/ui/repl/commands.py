@@ -10,11 +10,12 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from agentcli.catalogue import CATALOGUE, EFFORTS, Catalogue, Effort, choice_notices
 from agentcli.errors import UsageError
 from agentcli.ui.repl import features
 
@@ -65,18 +66,61 @@ async def _clear(repl: Repl, arg: str) -> None:
     repl.say("new session: the conversation starts empty")
 
 
+def _catalogue(repl: Repl) -> Catalogue:
+    """The catalogue with the config files' `[models]` (the built-in one if they are broken:
+    that is reported when a session starts)."""
+    try:
+        return repl.settings.resolve(repl.workspace).catalogue()
+    except UsageError:
+        return CATALOGUE
+
+
 async def _model(repl: Repl, arg: str) -> None:
+    catalogue = _catalogue(repl)
     if not arg:
-        repl.say(f"model: {repl.status.model}  (/model NAME switches)")
+        aliases = ", ".join(f"{a} = {m}" for a, m in catalogue.aliases().items())
+        repl.say(f"model: {repl.status.model}  (/model NAME switches; {aliases})")
         return
-    if not re.fullmatch(r"[A-Za-z0-9._:@/-]+", arg):
+    if not re.fullmatch(r"[A-Za-z0-9._:@/\[\]-]+", arg):
         repl.error(f"{arg!r} does not look like a model id")
         return
-    repl.set_model(arg)
-    from agentcli.usage import price_for
+    name = catalogue.resolve(arg)
+    repl.set_model(name)
+    repl.say(f"model: {name}")
+    for notice in choice_notices(catalogue.lookup(name), _effort_now(repl)):
+        repl.say(notice)
 
-    note = "" if price_for(arg) else " (its price is unknown: cost will be reported as unknown)"
-    repl.say(f"model: {arg}{note}")
+
+def _effort_now(repl: Repl) -> Effort | None:
+    """The effort asked for now: /effort or --effort, else the config's (None: the model's)."""
+    if repl.settings.effort is not None:
+        return Effort(repl.settings.effort)
+    try:
+        return repl.settings.resolve(repl.workspace).effort
+    except UsageError:
+        return None
+
+
+async def _effort(repl: Repl, arg: str) -> None:
+    spec = _catalogue(repl).lookup(repl.status.model)
+    if not arg:
+        wanted = _effort_now(repl)
+        used = spec.effort_for(wanted)
+        shown = wanted or (f"{used} (the model's default)" if used else "the model's default")
+        repl.say(f"effort: {shown}  (/effort {'|'.join(EFFORTS)} sets it)")
+        return
+    if arg not in EFFORTS:
+        repl.error(f"unknown effort {arg!r}; one of {', '.join(EFFORTS)}")
+        return
+    level = Effort(arg)
+    repl.settings.effort = level.value
+    if repl.session_id is not None:  # the running session's next requests use it too
+        manager = await repl.manager_or_none()
+        if manager is not None:
+            manager.loop_settings = replace(manager.loop_settings, effort=level)
+    repl.say(f"effort: {level}")
+    for notice in choice_notices(spec, level):
+        repl.say(notice)
 
 
 async def _mode(repl: Repl, arg: str) -> None:
@@ -126,6 +170,7 @@ COMMANDS: dict[str, Command] = {
         Command("/exit", "/exit", "Leave agentcli (Ctrl-D does too).", _exit),
         Command("/clear", "/clear", "Start a new session with an empty conversation.", _clear),
         Command("/model", "/model [NAME]", "Show or switch the model.", _model),
+        Command("/effort", "/effort [LEVEL]", "Show or set the reasoning effort.", _effort),
         Command("/mode", "/mode [MODE]", "Show or switch the permission mode.", _mode),
         Command(
             "/permissions",
@@ -157,9 +202,9 @@ def argument_choices(name: str) -> list[str]:
     if name == "/mode":
         return list(MODES)
     if name == "/model":
-        from agentcli.usage import PRICES
-
-        return sorted(PRICES)
+        return [*CATALOGUE.aliases(), *(spec.id for spec in CATALOGUE.specs)]
+    if name == "/effort":
+        return list(EFFORTS)
     if name == "/accept":
         return ["tests", "off"]
     return []

@@ -1,4 +1,5 @@
-"""What the REPL was started with (options before any command, `-C`, `/model`, `/mode`)."""
+"""What the REPL was started with (options before any command, `-C`, `/model`, `/mode`,
+`/effort`)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from agentcli.settings import Settings
 
 @dataclass(kw_only=True)
 class ReplSettings:
-    """What the REPL was started with; `/model` and `/mode` change it for later sessions."""
+    """What the REPL was started with; `/model`, `/mode` and `/effort` change it for later
+    sessions."""
 
     cwd: Path | None = None
     model: str | None = None
+    effort: str | None = None
     permission_mode: str | None = None
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
@@ -23,6 +26,7 @@ class ReplSettings:
     def flags(self) -> list[Flag]:
         return flags_of(
             model=self.model,
+            effort=self.effort,
             permission_mode=self.permission_mode,
             allow=self.allow,
             deny=self.deny,

@@ -3,7 +3,9 @@
 Assistant text streams as markdown (`markdown.MarkdownStream`): lines that can no longer change
 are printed once, above a small live area that holds the unfinished tail and the status line, so
 long answers scroll normally and nothing flickers or repeats. Tool calls, denials, retries and
-acceptance checks get one compact line each; file edits get their diff.
+acceptance checks get one compact line each; file edits get their diff. The model's summarized
+thinking shows in the status line while it arrives, and as one dim line before the tool calls
+it led to (on the newest models, what the model says between tool calls arrives there).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from agentcli.events import (
     TurnStarted,
     UsageUpdated,
 )
-from agentcli.truncation import shorten
+from agentcli.truncation import one_line, shorten
 from agentcli.ui.repl.calls import (
     FILE_TOOLS,
     call_line,
@@ -69,6 +71,8 @@ class TaskView:
         self.denied = 0
         self.first_images: dict[str, bytes | None] = {}
         """Each file the task's file tools changed, as it was before the task touched it."""
+        self._thinking: list[str] = []
+        """The current response's summarized thinking so far."""
 
     # -- the live area ---------------------------------------------------------------------
     def _renderable(self) -> RenderableType:
@@ -126,7 +130,9 @@ class TaskView:
             self.status.activity = "writing"
             self.markdown.add(event.text)
         elif isinstance(event, ThinkingDelta):
-            self.status.activity = "thinking"
+            self._thinking.append(event.text)
+            latest = "".join(self._thinking).strip().splitlines()
+            self.status.activity = "thinking" + (f": {latest[-1][-60:]}" if latest else "")
         elif isinstance(event, TurnStarted):
             self.status.activity = f"waiting for the model (turn {event.turn})"
         elif isinstance(event, UsageUpdated):
@@ -134,7 +140,13 @@ class TaskView:
         elif isinstance(event, ModelResponded):
             self.markdown.finish()
             self.status.activity = ""
+            thought = "".join(self._thinking).strip()
+            self._thinking.clear()
+            if event.tool_calls and thought:
+                line = one_line(visible(thought), 200)
+                self.console.print(Text(f"  ∴ {line}", style="dim"))
         elif isinstance(event, ModelRetrying):
+            self._thinking.clear()
             self._retrying(event)
         else:
             self._tool_or_check(event)

@@ -1,0 +1,116 @@
+"""The JSON body of a Messages API request, shaped by the rules of the model it goes to.
+
+Pure code with no SDK import (the adapter sends what this builds; tests and benchmarks build
+bodies without the SDK). The model's catalogue entry (`agentcli.catalogue`) decides:
+
+- `max_tokens`: the model's maximum output, unless the caller asks for less;
+- `thinking`: adaptive wherever the model supports it, with `display: "summarized"` on models
+  that otherwise return thinking blocks empty (Opus 4.7 and later: the text a model writes
+  between tool calls may arrive inside them, and the user would see nothing between calls);
+  budgeted (`"enabled"`) only on a model that has nothing else, and only when an effort was
+  asked for; nothing on a model without thinking;
+- `output_config.effort`: the effort asked for (or the model's default) where the model takes
+  one, moved to the nearest level it has.
+
+Never sent, on any model: sampling parameters, `tool_choice`, a prefilled assistant turn of our
+own (text cut at `max_tokens` is continued with a user message, `agentcli.loop`). Thinking
+blocks another model produced are left out by the caller (`agentcli.context.bound_thinking`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentcli.catalogue import CATALOGUE, THINKING_BUDGETS, Effort, ModelSpec, ThinkingMode
+from agentcli.messages import JsonObject, Message
+from agentcli.model import ModelRequest
+
+EPHEMERAL = {"type": "ephemeral"}
+MIN_THINKING_BUDGET = 1_024
+"""The smallest `budget_tokens` the API accepts."""
+_ADAPTIVE = (ThinkingMode.ADAPTIVE_ONLY, ThinkingMode.ADAPTIVE)
+
+
+def build_request_params(model: str, request: ModelRequest) -> dict[str, Any]:
+    """The JSON body of a Messages API request to `model`, with prompt-cache breakpoints.
+
+    Breakpoints: the tool definitions, the system prompt, and the last block of the latest user
+    turn (the last message, or the one before a paused assistant turn that is being continued),
+    so each turn reads everything before it from the cache. That is 3 of the 4 the API allows:
+    any `cache_control` already in the history (an imported or hand-edited session) is dropped.
+    """
+    spec = request.spec or CATALOGUE.lookup(model)
+    messages = [_without_breakpoints(m) for m in sendable_messages(request.messages)]
+    latest_user = next(
+        (i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), None
+    )
+    if latest_user is not None and messages[latest_user]["content"]:
+        content = list(messages[latest_user]["content"])
+        content[-1] = {**content[-1], "cache_control": EPHEMERAL}
+        messages[latest_user] = {"role": "user", "content": content}
+    max_tokens = min(request.max_tokens or spec.max_output, spec.max_output)
+    params: dict[str, Any] = {
+        "model": model,
+        "max_tokens": max_tokens,
+        "messages": messages,
+        "stream": True,
+        **reasoning_params(spec, request.effort, max_tokens),
+    }
+    if request.system:
+        params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
+    if request.tools:
+        tools: list[JsonObject] = [t.to_wire() for t in request.tools]
+        tools[-1] = {**tools[-1], "cache_control": EPHEMERAL}
+        params["tools"] = tools
+    return params
+
+
+def reasoning_params(spec: ModelSpec, effort: Effort | None, max_tokens: int) -> dict[str, Any]:
+    """`thinking` and `output_config` for `spec`, given the effort asked for (None: the model's
+    default) and the request's `max_tokens`: only what the model accepts."""
+    params: dict[str, Any] = {}
+    adaptive = spec.thinking in _ADAPTIVE
+    if adaptive:
+        thinking: dict[str, Any] = {"type": "adaptive"}
+        if spec.omits_thinking:
+            thinking["display"] = "summarized"
+        params["thinking"] = thinking
+    elif spec.thinking is ThinkingMode.BUDGETED and effort is not None:
+        budget = min(THINKING_BUDGETS[effort], max_tokens - 1)
+        if budget >= MIN_THINKING_BUDGET:
+            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    level = spec.effort_for(effort)
+    if level is not None and (adaptive or effort is not None):
+        params["output_config"] = {"effort": level.value}
+    return params
+
+
+def sendable_messages(messages: Sequence[Message]) -> list[JsonObject]:
+    """The history as the API accepts it back. The model sometimes answers with no content or
+    with an empty text block, and the API then rejects every later request that contains it
+    ("messages must have non-empty content", "text content blocks must be non-empty"): such
+    an answer stays in our history but is not sent (it carries nothing the model needs)."""
+    wire = []
+    for index, message in enumerate(messages):
+        item = message.to_wire()
+        if message.role == "assistant" and index < len(messages) - 1:
+            content = [b for b in item["content"] if not _empty_text(b)]
+            if not content:
+                continue
+            if len(content) < len(item["content"]):
+                item = {"role": "assistant", "content": content}
+        wire.append(item)
+    return wire
+
+
+def _empty_text(block: JsonObject) -> bool:
+    return block.get("type") == "text" and not block.get("text")
+
+
+def _without_breakpoints(message: JsonObject) -> JsonObject:
+    content = message["content"]
+    if not any("cache_control" in block for block in content):
+        return message
+    plain = [{k: v for k, v in block.items() if k != "cache_control"} for block in content]
+    return {**message, "content": plain}
