@@ -101,25 +101,38 @@ class _GitIgnores:
     the walk does not enter it."""
 
     def __init__(self) -> None:
-        self._specs: dict[str, GitIgnoreSpec] = {}
+        self._rules: dict[str, list[tuple[Pattern, bool]]] = {}
 
     def enter(self, directory: Path, rel: str) -> None:
         path = directory / ".gitignore"
         if path.is_file():
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            self._specs[rel] = GitIgnoreSpec.from_lines(lines)
+            self._rules[rel] = [
+                (pattern, _inside_only(line))
+                for line in lines
+                for pattern in GitIgnoreSpec.from_lines([line]).patterns
+                if pattern.include is not None
+            ]
 
     def ignored(self, rel: str, *, is_dir: bool) -> bool:
         parts = rel.split("/")
         for depth in range(len(parts) - 1, -1, -1):
-            spec = self._specs.get("/".join(parts[:depth]))
-            if spec is None:
+            rules = self._rules.get("/".join(parts[:depth]))
+            if rules is None:
                 continue
             below = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            for pattern in reversed(spec.patterns):
-                if pattern.include is not None and _matches_itself(pattern, below):
-                    return pattern.include
+            for pattern, inside_only in reversed(rules):
+                # `dir/**` matches what is inside dir, never dir itself; pathspec's regex for it
+                # (`^dir/`) would match the directory's own path with its trailing `/`.
+                path = below.removesuffix("/") if inside_only else below
+                if _matches_itself(pattern, path):
+                    return bool(pattern.include)
         return False
+
+
+def _inside_only(line: str) -> bool:
+    """Whether a `.gitignore` line ends in `/**`: it matches everything inside a directory."""
+    return line.rstrip().removeprefix("!").endswith("/**")
 
 
 def _matches_itself(pattern: Pattern, path: str) -> bool:

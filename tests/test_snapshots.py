@@ -100,6 +100,9 @@ _PATTERNS = st.sampled_from(
 @settings(max_examples=30, deadline=None)
 # A negated directory pattern does not re-include what a parent's pattern ignores inside it.
 @example(files=[(["x", "x"], "c.log")], ignores={"": ["*.log"], "x": ["!x/"]})
+# `x/**` ignores what is inside x, not x itself: a negation re-includes a file directly in it.
+@example(files=[(["x"], "d.tmp")], ignores={"": ["x/**", "!d.tmp"]})
+@example(files=[(["x", "y"], "d.tmp")], ignores={"": ["x/**", "!d.tmp"]})
 @given(
     files=st.lists(st.tuples(_DIRS, _NAMES), min_size=1, max_size=8),
     ignores=st.dictionaries(_DIRS.map("/".join), st.lists(_PATTERNS, max_size=4), max_size=3),
