@@ -9,6 +9,13 @@ Outside git it is a hash over a manifest of (path, content hash), skipping `.git
 `node_modules` and `__pycache__` directories and what the workspace's `.gitignore` files ignore,
 read as git reads them (pathspec's `GitIgnoreSpec`): a `.gitignore` in any directory, negation,
 directory-only and anchored patterns.
+
+Files are hashed in bounded chunks (`hashlib.file_digest`), never read whole, and a file whose
+stat (device, inode, size, mtime, ctime) is what it was when it was last hashed is not read
+again (`_HashCache`): a snapshot costs memory independent of the files' sizes, and time in
+proportion to what changed. As in git's "racily clean" rule, a hash is reused only for a file
+last changed well before it was hashed (`RACY_WINDOW_NS`), so a change made within the file
+system's timestamp granularity of the previous hash is never missed.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +33,9 @@ from pathspec import GitIgnoreSpec, Pattern
 from agentcli.owngit import GitError, OwnRepo
 
 MAX_MANIFEST_FILES = 50_000
+RACY_WINDOW_NS = 2_000_000_000
+"""A file changed less than this long before it was hashed is hashed again next time: file
+timestamps are coarser than the clock (a jiffy locally, the server's clock on NFS)."""
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "node_modules"})
 
 
@@ -44,11 +56,55 @@ class Snapshot:
 
 
 def file_hash(path: Path) -> str | None:
-    """The sha256 of a file's content; None when there is no file there."""
+    """The sha256 of a file's content, read in chunks; None when there is no file there."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return _HASHES.digest(path)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+
+
+_StatKey = tuple[int, int, int, int, int]
+
+
+def _stat_key(st: os.stat_result) -> _StatKey:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class _HashCache:
+    """The sha256 of each file hashed in this process, with the stat it had then. Shared by
+    every snapshot and checkpoint (they run in worker threads, hence the lock)."""
+
+    MAX_ENTRIES = 4 * MAX_MANIFEST_FILES
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[_StatKey, str]] = {}
+        self._lock = threading.Lock()
+
+    def digest(self, path: Path) -> str:
+        """The sha256 of the regular file at `path` (OSError if it cannot be read)."""
+        name = str(path)
+        with path.open("rb") as handle:
+            before = os.fstat(handle.fileno())
+            key = _stat_key(before)
+            with self._lock:
+                known = self._known.get(name)
+            if known is not None and known[0] == key:
+                return known[1]
+            started = time.time_ns()
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            after = _stat_key(os.fstat(handle.fileno()))
+        settled = max(before.st_mtime_ns, before.st_ctime_ns) < started - RACY_WINDOW_NS
+        with self._lock:
+            if after == key and settled:
+                if len(self._known) >= self.MAX_ENTRIES:
+                    self._known.clear()
+                self._known[name] = (key, digest)
+            else:
+                self._known.pop(name, None)
+        return digest
+
+
+_HASHES = _HashCache()
 
 
 class SnapshotError(Exception):
@@ -168,7 +224,7 @@ def file_manifest(workspace: Path) -> dict[str, str]:
             full = base / name
             if ignores.ignored(rel, is_dir=False) or full.is_symlink() or not full.is_file():
                 continue
-            manifest[rel] = hashlib.sha256(full.read_bytes()).hexdigest()
+            manifest[rel] = _HASHES.digest(full)
             if len(manifest) > MAX_MANIFEST_FILES:
                 raise ValueError(
                     f"{workspace} has more than {MAX_MANIFEST_FILES} files outside git; "

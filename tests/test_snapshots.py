@@ -1,15 +1,20 @@
 """Outside git, the artifact version hashes the files git would not ignore: `.gitignore` files at
-every level, negation, directory and anchored patterns, checked against git itself."""
+every level, negation, directory and anchored patterns, checked against git itself. A file is
+read again only when its stat says it may have changed."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from agentcli import snapshots
 from agentcli.snapshots import ALWAYS_SKIPPED_DIRS, file_manifest, take_snapshot
 
 TREE = {
@@ -120,3 +125,60 @@ def test_any_tree_matches_git(
     directories = {rel.rsplit("/", i)[0] for rel in tree for i in range(1, rel.count("/") + 1)}
     make_tree(root, {rel: text for rel, text in tree.items() if rel not in directories})
     assert set(file_manifest(root)) == git_would_keep(root)
+
+
+class _CountedReads:
+    """Counts the files hashed (a spy around `hashlib.file_digest`, which does the reading)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.names: list[str] = []
+        real = hashlib.file_digest
+
+        def counted(handle: Any, digest: str) -> Any:
+            self.names.append(Path(handle.name).name)
+            return real(handle, digest)
+
+        monkeypatch.setattr(snapshots.hashlib, "file_digest", counted)
+
+    def take(self) -> list[str]:
+        names, self.names = sorted(self.names), []
+        return names
+
+
+def test_unchanged_files_are_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshots, "RACY_WINDOW_NS", 0)  # every file counts as settled
+    reads = _CountedReads(monkeypatch)
+    make_tree(tmp_path, {"a.txt": "a", "b.txt": "b"})
+    first = file_manifest(tmp_path)
+    assert reads.take() == ["a.txt", "b.txt"]
+    assert file_manifest(tmp_path) == first
+    assert reads.take() == []
+    (tmp_path / "b.txt").write_text("bb")
+    assert file_manifest(tmp_path)["b.txt"] != first["b.txt"]
+    assert reads.take() == ["b.txt"]
+
+
+def test_a_change_keeping_size_and_mtime_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshots, "RACY_WINDOW_NS", 0)
+    path = tmp_path / "a.txt"
+    path.write_text("aaaa")
+    stat = path.stat()
+    before = take_snapshot(tmp_path, None).version
+    path.write_text("bbbb")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the ctime still moves
+    assert take_snapshot(tmp_path, None).version != before
+
+
+def test_a_file_changed_just_before_it_was_hashed_is_hashed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshots, "RACY_WINDOW_NS", 10**18)  # every change counts as recent
+    reads = _CountedReads(monkeypatch)
+    (tmp_path / "fresh.txt").write_text("written a moment ago")
+    file_manifest(tmp_path)
+    file_manifest(tmp_path)
+    assert reads.take() == ["fresh.txt", "fresh.txt"]
