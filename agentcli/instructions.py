@@ -10,6 +10,7 @@ import datetime
 import platform
 from pathlib import Path
 
+from agentcli.fsnames import for_model
 from agentcli.truncation import keep_ends
 
 AGENTS_FILE = "AGENTS.md"
@@ -75,4 +76,5 @@ def system_prompt(workspace: Path, *, today: datetime.date | None = None) -> str
     extra = project_instructions(workspace)
     if extra:
         sections.append("Project instructions (from AGENTS.md files):\n\n" + extra)
-    return "\n\n".join(sections)
+    # The workspace path and the instruction files' paths may hold bytes that are not UTF-8.
+    return for_model("\n\n".join(sections))

@@ -31,6 +31,7 @@ from agentcli.events import (
     ToolCallProposed,
     ToolCallStarted,
 )
+from agentcli.fsnames import for_model
 from agentcli.messages import ToolUseBlock
 from agentcli.model import ToolSpec
 from agentcli.permissions import (
@@ -343,6 +344,7 @@ class ToolRuntime:
     ) -> None:
         record.status = status
         record.error_kind = kind
+        text = for_model(text)  # names that are not UTF-8 as `\xff`: valid for the API
         record.result_text = text if kind is None else f"[{kind.value}] {text}"
         self.journal.call_finished(record)
         self.events(
