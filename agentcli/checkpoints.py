@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.errors import UndoError
+from agentcli.fsnames import from_db, to_db
 from agentcli.owngit import GitError, OwnRepo, RepoDecision, decide
 from agentcli.snapshots import file_hash, file_manifest
 from agentcli.store.db import transaction
@@ -117,14 +118,14 @@ class Checkpointer:
             self.conn.execute(
                 "INSERT INTO checkpoints (task_id, workspace, kind, start_ref, created_at) "
                 "VALUES (?, ?, 'git', ?, ?)",
-                (task_id, str(self.workspace), commit, now),
+                (task_id, to_db(str(self.workspace)), commit, now),
             )
             return True
         manifest, complete = _manifest_with_contents(self.conn, self.workspace)
         self.conn.execute(
             "INSERT INTO checkpoints (task_id, workspace, kind, start_manifest, complete, "
             "created_at) VALUES (?, ?, 'files', ?, ?, ?)",
-            (task_id, str(self.workspace), json.dumps(manifest), int(complete), now),
+            (task_id, to_db(str(self.workspace)), json.dumps(manifest), int(complete), now),
         )
         return complete
 
@@ -144,7 +145,7 @@ class Checkpointer:
             )
         self.conn.execute(
             "INSERT OR IGNORE INTO preimages (task_id, path, hash) VALUES (?, ?, ?)",
-            (task_id, rel, digest),
+            (task_id, to_db(rel), digest),
         )
 
 
@@ -173,6 +174,11 @@ def _manifest_with_contents(
     return manifest, True
 
 
+def _workspace_of(row: sqlite3.Row) -> Path:
+    """The workspace a checkpoint row was taken in (stored as bytes when not UTF-8)."""
+    return Path(from_db(row["workspace"]))
+
+
 def _checkpoint_row(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row | None:
     row: sqlite3.Row | None = conn.execute(
         "SELECT * FROM checkpoints WHERE task_id = ?", (task_id,)
@@ -182,7 +188,7 @@ def _checkpoint_row(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row | Non
 
 def finish_checkpoint(conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecision) -> None:
     """Record the end state of a checkpointed task (also used by crash recovery)."""
-    workspace = Path(row["workspace"])
+    workspace = _workspace_of(row)
     if row["kind"] == "git":
         repo = git.repo_for(workspace)
         if repo is None:
@@ -200,7 +206,8 @@ def finish_checkpoint(conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecis
         manifest = file_manifest(workspace)
     except ValueError:  # too big to list: record at least the files with pre-images
         rows = conn.execute("SELECT path FROM preimages WHERE task_id = ?", (row["task_id"],))
-        manifest = {r[0]: h for r in rows if (h := file_hash(workspace / r[0])) is not None}
+        paths = [from_db(r[0]) for r in rows]
+        manifest = {p: h for p in paths if (h := file_hash(workspace / p)) is not None}
     conn.execute(
         "UPDATE checkpoints SET end_manifest = ?, ended_at = ? WHERE task_id = ?",
         (json.dumps(manifest), time.time(), row["task_id"]),
@@ -216,9 +223,9 @@ def finish_open_checkpoints(
         row = _checkpoint_row(conn, task_id)
         if row is not None and row["ended_at"] is None:
             try:
-                finish_checkpoint(conn, row, git or decide(Path(row["workspace"])))
+                finish_checkpoint(conn, row, git or decide(_workspace_of(row)))
             except Exception as exc:
-                _record_failure(conn, task_id, Path(row["workspace"]), exc)
+                _record_failure(conn, task_id, _workspace_of(row), exc)
 
 
 def _record_failure(
@@ -229,7 +236,7 @@ def _record_failure(
         "INSERT INTO checkpoints (task_id, workspace, kind, error, created_at, ended_at) "
         "VALUES (?, ?, 'failed', ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
         "kind = 'failed', error = excluded.error, ended_at = excluded.ended_at",
-        (task_id, str(workspace), f"{type(exc).__name__}: {exc}", now, now),
+        (task_id, to_db(str(workspace)), to_db(f"{type(exc).__name__}: {exc}"), now, now),
     )
 
 
@@ -268,7 +275,9 @@ def undo(
     if row["undone_at"] is not None:
         raise UndoError(f"task {task} was already undone")
     if row["kind"] == "failed":
-        raise UndoError(f"task {task} cannot be undone: its checkpoint failed ({row['error']})")
+        raise UndoError(
+            f"task {task} cannot be undone: its checkpoint failed ({from_db(row['error'])})"
+        )
     if row["ended_at"] is None:
         raise UndoError(
             f"task {task} has not ended (it is still running, or its run was interrupted: "
@@ -289,7 +298,7 @@ def undo(
             "saved)",
             plan.unrecoverable,
         )
-    result = _apply(plan, Path(row["workspace"]), task)
+    result = _apply(plan, _workspace_of(row), task)
     conn.execute("UPDATE checkpoints SET undone_at = ? WHERE task_id = ?", (time.time(), task))
     return result
 
@@ -316,7 +325,7 @@ def task_preimages(
     has no usable checkpoint."""
     row = _pick(conn, workspace.resolve(), task_id)
     if row["kind"] == "failed":
-        raise UndoError(f"task {task_id} has no checkpoint ({row['error']})")
+        raise UndoError(f"task {task_id} has no checkpoint ({from_db(row['error'])})")
     plan = _plan(conn, row, git or decide(workspace))
     return {rel: None if saved is None else saved[0] for rel, saved in plan.contents.items()}
 
@@ -330,7 +339,7 @@ def _pick(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> sql
     found: sqlite3.Row | None = conn.execute(
         "SELECT * FROM checkpoints WHERE workspace = ? AND undone_at IS NULL "
         "ORDER BY created_at DESC, task_id DESC LIMIT 1",
-        (str(workspace),),
+        (to_db(str(workspace)),),
     ).fetchone()
     if found is None:
         raise UndoError(f"no task in {workspace} has changes left to undo")
@@ -340,7 +349,7 @@ def _pick(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> sql
 def _plan(conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecision) -> _Plan:
     if row["kind"] != "git":
         return _files_plan(conn, row)
-    workspace = Path(row["workspace"]).resolve()
+    workspace = _workspace_of(row).resolve()
     repo = git.repo_for(workspace)
     if repo is None:
         raise UndoError(f"{workspace} is no longer a git repository; cannot read the checkpoint")
@@ -383,11 +392,11 @@ def _rel(path: Path, workspace: Path) -> str:
 
 
 def _files_plan(conn: sqlite3.Connection, row: sqlite3.Row) -> _Plan:
-    workspace = Path(row["workspace"])
+    workspace = _workspace_of(row)
     start: dict[str, str] | None = json.loads(row["start_manifest"] or "null")
     end: dict[str, str] = json.loads(row["end_manifest"] or "null") or {}
     pre = {
-        r["path"]: r["hash"]
+        from_db(r["path"]): r["hash"]
         for r in conn.execute(
             "SELECT path, hash FROM preimages WHERE task_id = ?", (row["task_id"],)
         )
@@ -428,7 +437,7 @@ def _apply(plan: _Plan, workspace: Path, task_id: str) -> UndoResult:
         if path.is_symlink() or mode == 0o120000:
             path.unlink(missing_ok=True)
         if mode == 0o120000:
-            path.symlink_to(data.decode())
+            path.symlink_to(os.fsdecode(data))  # a link's target is a name: bytes
             result.restored.append(rel)
             continue
         path.write_bytes(data)

@@ -7,6 +7,13 @@ is `'\\udcff'`), and `os.fsencode` gives the exact bytes back. Where such a name
 process it takes one of these forms, each lossless:
 
 - the file system, git (`-z` output decoded with `surrogateescape`), commands: the bytes.
+- the journal (SQLite): `to_db` stores a string that is valid UTF-8 as TEXT, as before, and any
+  other as a BLOB of its bytes (SQLite's TEXT cannot hold a lone surrogate, and Python's
+  `sqlite3` refuses to encode one); `from_db` reads either back. Equal names compare equal.
+  JSON columns need nothing: `json.dumps` writes a lone surrogate as the escape `\\udcff`.
+- JSON output (`--output-format json`, stream-json, `sessions export`): the string itself, which
+  JSON writes as `\\udcff` (`json_text` where the output is not ASCII-escaped anyway);
+  `os.fsencode(json.loads(text)[...])` gives the bytes back.
 - the model: `for_model` writes each such byte as the four characters `\\xff`. The API takes
   valid Unicode only (the SDK cannot even encode a lone surrogate); `\\xff` is how bash
   (`$'\\xff'`), printf and Python spell the byte, so the model can name the file in a command,
@@ -19,8 +26,10 @@ process it takes one of these forms, each lossless:
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from typing import Any
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _BYTE_ESCAPE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
@@ -51,3 +60,22 @@ def from_model(text: str) -> str | None:
     decoded = _BYTE_ESCAPE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), text)
     name = os.fsdecode(os.fsencode(decoded))  # bytes that form UTF-8 become characters
     return name if len(_SURROGATE.findall(name)) == escapes else None
+
+
+def to_db(text: str) -> str | bytes:
+    """What to bind in SQLite for a name or text that may hold surrogate-escaped bytes."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return os.fsencode(text)
+
+
+def from_db(value: str | bytes) -> str:
+    """A value `to_db` stored, as the string it was."""
+    return value if isinstance(value, str) else os.fsdecode(value)
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, ...)` that stays writable as UTF-8: a lone
+    surrogate (only ever inside a string) is written as its `\\uNNNN` escape."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

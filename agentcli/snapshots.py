@@ -8,7 +8,9 @@ workspace is a repository is the session's decision (`owngit.decide`), passed in
 Outside git it is a hash over a manifest of (path, content hash), skipping `.git`, `.venv`,
 `node_modules` and `__pycache__` directories and what the workspace's `.gitignore` files ignore,
 read as git reads them (pathspec's `GitIgnoreSpec`): a `.gitignore` in any directory, negation,
-directory-only and anchored patterns.
+directory-only and anchored patterns. Names are kept as Python decodes them from the file
+system (`surrogateescape`), so a name that is not UTF-8 is hashed as its bytes
+(`agentcli.fsnames`).
 
 Files are hashed in bounded chunks (`hashlib.file_digest`), never read whole, and a file whose
 stat (device, inode, size, mtime, ctime) is what it was when it was last hashed is not read
@@ -127,7 +129,7 @@ def take_snapshot(workspace: Path, repo: OwnRepo | None) -> Snapshot:
         raise SnapshotError(str(exc)) from exc
     digest = hashlib.sha256()
     for path in sorted(manifest):
-        digest.update(f"{path}\0{manifest[path]}\n".encode())
+        digest.update(os.fsencode(f"{path}\0{manifest[path]}\n"))
     return Snapshot(version=f"files:{digest.hexdigest()}", manifest=manifest, note=note)
 
 
@@ -162,7 +164,9 @@ class _GitIgnores:
     def enter(self, directory: Path, rel: str) -> None:
         path = directory / ".gitignore"
         if path.is_file():
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            # Decoded like the names it is matched against: a pattern naming a file whose
+            # name is not UTF-8 still matches it.
+            lines = path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
             self._rules[rel] = [
                 (pattern, _inside_only(line))
                 for line in lines

@@ -1,16 +1,18 @@
 """The forms of a file name that is not UTF-8 (`agentcli.fsnames`): each is lossless, and the
-ones that leave the process are valid where they go (the model's JSON)."""
+ones that leave the process are valid where they go (the model's JSON, SQLite's TEXT, UTF-8
+JSON output)."""
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentcli.fsnames import for_model, from_model
+from agentcli.fsnames import for_model, from_db, from_model, json_text, to_db
 from agentcli.instructions import system_prompt
 from agentcli.messages import Message, TextBlock, ToolResultBlock
 
@@ -44,6 +46,31 @@ def test_only_escapes_of_bytes_that_are_not_utf8_are_read_back() -> None:
     assert from_model("caf\\xc3\\xa9.txt") is None  # that is "café.txt", shown as itself
     assert from_model("\\xFF.txt") == "\udcff.txt"
     assert from_model("dir\\xfe/a\\xff") == "dir\udcfe/a\udcff"
+
+
+@given(NAMES)
+def test_the_journal_keeps_any_name_and_finds_it_again(raw: bytes) -> None:
+    name = os.fsdecode(b"/ws/" + raw)
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE sessions (workspace TEXT NOT NULL)")
+    conn.execute("INSERT INTO sessions VALUES (?)", (to_db("/ws/other"),))
+    conn.execute("INSERT INTO sessions VALUES (?)", (to_db(name),))
+    found = conn.execute("SELECT workspace FROM sessions WHERE workspace = ?", (to_db(name),))
+    assert [from_db(row[0]) for row in found] == [name]
+
+
+def test_a_utf8_name_is_stored_as_text_as_before() -> None:
+    assert to_db("/ws/café") == "/ws/café"
+    assert to_db(os.fsdecode(b"/ws/\xff")) == b"/ws/\xff"
+
+
+def test_json_output_keeps_the_exact_string_and_is_writable_as_utf8() -> None:
+    value = {"changed_files": [os.fsdecode(b"\xff.txt"), "café"]}
+    text = json_text(value, indent=2)
+    text.encode("utf-8")
+    assert "café" in text and "\\udcff.txt" in text
+    assert json.loads(text) == value
+    assert os.fsencode(json.loads(text)["changed_files"][0]) == b"\xff.txt"
 
 
 def test_blocks_we_build_serialize_as_valid_unicode() -> None:

@@ -182,3 +182,40 @@ def test_a_file_changed_just_before_it_was_hashed_is_hashed_again(
     file_manifest(tmp_path)
     file_manifest(tmp_path)
     assert reads.take() == ["fresh.txt", "fresh.txt"]
+
+
+def make_named(root: Path, raw: bytes, content: bytes = b"") -> None:
+    """A file whose name (bytes, not necessarily UTF-8) is written on disk as it is."""
+    path = os.fsencode(root) + b"/" + raw
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.write(content)
+
+
+def test_names_that_are_not_utf8_are_kept_as_their_bytes(tmp_path: Path) -> None:
+    workspace = Path(os.fsdecode(os.fsencode(tmp_path) + b"/ws-\xff"))  # not UTF-8 either
+    make_named(workspace, b"a.txt", b"a")
+    make_named(workspace, b"\xff.txt", b"there before")
+    make_named(workspace, b"dir-\xfe/caf\xe9.txt", b"latin-1 name")
+    before = take_snapshot(workspace, None)
+    assert set(before.manifest) == {"a.txt", "\udcff.txt", "dir-\udcfe/caf\udce9.txt"}
+    make_named(workspace, b"new-\xfd.txt", b"made by a command")
+    make_named(workspace, b"\xff.txt", b"changed")
+    after = take_snapshot(workspace, None)
+    changed = snapshots.changed_files(before, after, workspace)
+    assert [os.fsencode(name) for name in changed] == [b"new-\xfd.txt", b"\xff.txt"]
+
+
+def test_a_gitignore_pattern_naming_bytes_ignores_that_file(tmp_path: Path) -> None:
+    make_named(tmp_path, b".gitignore", b"\xfe*\n")
+    make_named(tmp_path, b"\xfe-ignored.txt")
+    make_named(tmp_path, b"kept-\xfe.txt")
+    assert set(file_manifest(tmp_path)) == {".gitignore", "kept-\udcfe.txt"}
+
+
+def test_the_version_of_a_utf8_tree_is_what_it_always_was(tmp_path: Path) -> None:
+    make_tree(tmp_path, {"a.py": "print()\n", "dir/é.txt": "x"})
+    manifest = file_manifest(tmp_path)
+    lines = "".join(f"{path}\0{manifest[path]}\n" for path in sorted(manifest))
+    expected = hashlib.sha256(lines.encode()).hexdigest()
+    assert take_snapshot(tmp_path, None).version == f"files:{expected}"
