@@ -11,6 +11,7 @@ process it takes one of these forms, each lossless:
   other as a BLOB of its bytes (SQLite's TEXT cannot hold a lone surrogate, and Python's
   `sqlite3` refuses to encode one); `from_db` reads either back. Equal names compare equal.
   JSON columns need nothing: `json.dumps` writes a lone surrogate as the escape `\\udcff`.
+  The conversation itself (messages, tool results) is stored as the model was sent it.
 - JSON output (`--output-format json`, stream-json, `sessions export`): the string itself, which
   JSON writes as `\\udcff` (`json_text` where the output is not ASCII-escaped anyway);
   `os.fsencode(json.loads(text)[...])` gives the bytes back.
