@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentcli.fsnames import from_db, to_db
 from agentcli.owngit import RepoDecision, decide
 from agentcli.snapshots import file_hash, file_manifest
 from agentcli.store.db import transaction
@@ -106,14 +107,14 @@ class Checkpointer:
             self.conn.execute(
                 "INSERT INTO checkpoints (task_id, workspace, kind, start_ref, created_at) "
                 "VALUES (?, ?, 'git', ?, ?)",
-                (task_id, str(self.workspace), commit, now),
+                (task_id, to_db(str(self.workspace)), commit, now),
             )
             return True
         manifest, complete = _manifest_with_contents(self.conn, self.workspace)
         self.conn.execute(
             "INSERT INTO checkpoints (task_id, workspace, kind, start_manifest, complete, "
             "created_at) VALUES (?, ?, 'files', ?, ?, ?)",
-            (task_id, str(self.workspace), json.dumps(manifest), int(complete), now),
+            (task_id, to_db(str(self.workspace)), json.dumps(manifest), int(complete), now),
         )
         return complete
 
@@ -133,7 +134,7 @@ class Checkpointer:
             )
         self.conn.execute(
             "INSERT OR IGNORE INTO preimages (task_id, path, hash) VALUES (?, ?, ?)",
-            (task_id, rel, digest),
+            (task_id, to_db(rel), digest),
         )
 
 
@@ -162,6 +163,11 @@ def _manifest_with_contents(
     return manifest, True
 
 
+def workspace_of(row: sqlite3.Row) -> Path:
+    """The workspace a checkpoint row was taken in (stored as bytes when not UTF-8)."""
+    return Path(from_db(row["workspace"]))
+
+
 def checkpoint_row(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row | None:
     """The checkpoint of `task_id`, if it has one."""
     row: sqlite3.Row | None = conn.execute(
@@ -172,7 +178,7 @@ def checkpoint_row(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row | None
 
 def finish_checkpoint(conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecision) -> None:
     """Record the end state of a checkpointed task (also used by crash recovery)."""
-    workspace = Path(row["workspace"])
+    workspace = workspace_of(row)
     if row["kind"] == "git":
         repo = git.repo_for(workspace)
         if repo is None:
@@ -190,7 +196,8 @@ def finish_checkpoint(conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecis
         manifest = file_manifest(workspace)
     except ValueError:  # too big to list: record at least the files with pre-images
         rows = conn.execute("SELECT path FROM preimages WHERE task_id = ?", (row["task_id"],))
-        manifest = {r[0]: h for r in rows if (h := file_hash(workspace / r[0])) is not None}
+        paths = [from_db(r[0]) for r in rows]
+        manifest = {p: h for p in paths if (h := file_hash(workspace / p)) is not None}
     conn.execute(
         "UPDATE checkpoints SET end_manifest = ?, ended_at = ? WHERE task_id = ?",
         (json.dumps(manifest), time.time(), row["task_id"]),
@@ -206,9 +213,9 @@ def finish_open_checkpoints(
         row = checkpoint_row(conn, task_id)
         if row is not None and row["ended_at"] is None:
             try:
-                finish_checkpoint(conn, row, git or decide(Path(row["workspace"])))
+                finish_checkpoint(conn, row, git or decide(workspace_of(row)))
             except Exception as exc:
-                _record_failure(conn, task_id, Path(row["workspace"]), exc)
+                _record_failure(conn, task_id, workspace_of(row), exc)
 
 
 def _record_failure(
@@ -219,5 +226,5 @@ def _record_failure(
         "INSERT INTO checkpoints (task_id, workspace, kind, error, created_at, ended_at) "
         "VALUES (?, ?, 'failed', ?, ?, ?) ON CONFLICT (task_id) DO UPDATE SET "
         "kind = 'failed', error = excluded.error, ended_at = excluded.ended_at",
-        (task_id, str(workspace), f"{type(exc).__name__}: {exc}", now, now),
+        (task_id, to_db(str(workspace)), to_db(f"{type(exc).__name__}: {exc}"), now, now),
     )

@@ -12,6 +12,7 @@ import datetime
 import platform
 from pathlib import Path
 
+from agentcli.fsnames import for_model
 from agentcli.paths import user_config_path
 from agentcli.truncation import keep_ends
 
@@ -93,4 +94,5 @@ def system_prompt(
     extra = project_instructions(workspace, files)
     if extra:
         sections.append("Instructions (from AGENTS.md / CLAUDE.md files):\n\n" + extra)
-    return "\n\n".join(sections)
+    # The workspace path and the instruction files' paths may hold bytes that are not UTF-8.
+    return for_model("\n\n".join(sections))

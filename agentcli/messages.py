@@ -4,7 +4,9 @@ Every block keeps the provider's JSON object verbatim in `raw` when it came from
 `to_wire()` returns exactly that object, so thinking signatures, redacted thinking, server tool
 blocks, citations and block types invented after this code was written all go back to the API
 unchanged. Blocks we build ourselves (user text, tool results) have `raw=None` and are serialized
-from their fields.
+from their fields. Their text is valid Unicode from the start: a byte of a file name that is not
+UTF-8 (a lone surrogate, from `surrogateescape`) is spelled `\\xff` when the block is made
+(`fsnames.for_model`, which the file tools read back), once, not on every request.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from agentcli.fsnames import for_model
 
 JsonObject = dict[str, Any]
 Role = Literal["user", "assistant"]
@@ -23,6 +27,10 @@ class TextBlock:
     text: str
     raw: JsonObject | None = None
     kind: Literal["text"] = "text"
+
+    def __post_init__(self) -> None:
+        if self.raw is None:  # ours; text from the API is valid Unicode already
+            object.__setattr__(self, "text", for_model(self.text))
 
     def to_wire(self) -> JsonObject:
         return self.raw if self.raw is not None else {"type": "text", "text": self.text}
@@ -69,6 +77,9 @@ class ToolResultBlock:
     content: str
     is_error: bool = False
     kind: Literal["tool_result"] = "tool_result"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "content", for_model(self.content))
 
     def to_wire(self) -> JsonObject:
         wire: JsonObject = {

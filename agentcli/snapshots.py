@@ -8,7 +8,16 @@ workspace is a repository is the session's decision (`owngit.decide`), passed in
 Outside git it is a hash over a manifest of (path, content hash), skipping `.git`, `.venv`,
 `node_modules` and `__pycache__` directories and what the workspace's `.gitignore` files ignore,
 read as git reads them (pathspec's `GitIgnoreSpec`): a `.gitignore` in any directory, negation,
-directory-only and anchored patterns.
+directory-only and anchored patterns. Names are kept as Python decodes them from the file
+system (`surrogateescape`), so a name that is not UTF-8 is hashed as its bytes
+(`agentcli.fsnames`).
+
+Files are hashed in bounded chunks (`hashlib.file_digest`), never read whole, and a file whose
+stat (device, inode, size, mtime, ctime) is what it was when it was last hashed is not read
+again (`_HashCache`): a snapshot costs memory independent of the files' sizes, and time in
+proportion to what changed. As in git's "racily clean" rule, a hash is reused only for a file
+last changed well before it was hashed (`RACY_WINDOW_NS`), so a change made within the file
+system's timestamp granularity of the previous hash is never missed.
 """
 
 from __future__ import annotations
@@ -16,6 +25,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +35,9 @@ from pathspec import GitIgnoreSpec, Pattern
 from agentcli.owngit import GitError, OwnRepo
 
 MAX_MANIFEST_FILES = 50_000
+RACY_WINDOW_NS = 2_000_000_000
+"""A file changed less than this long before it was hashed is hashed again next time: file
+timestamps are coarser than the clock (a jiffy locally, the server's clock on NFS)."""
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".venv", "node_modules"})
 
 
@@ -44,11 +58,55 @@ class Snapshot:
 
 
 def file_hash(path: Path) -> str | None:
-    """The sha256 of a file's content; None when there is no file there."""
+    """The sha256 of a file's content, read in chunks; None when there is no file there."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return _HASHES.digest(path)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
+
+
+_StatKey = tuple[int, int, int, int, int]
+
+
+def _stat_key(st: os.stat_result) -> _StatKey:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class _HashCache:
+    """The sha256 of each file hashed in this process, with the stat it had then. Shared by
+    every snapshot and checkpoint (they run in worker threads, hence the lock)."""
+
+    MAX_ENTRIES = 4 * MAX_MANIFEST_FILES
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[_StatKey, str]] = {}
+        self._lock = threading.Lock()
+
+    def digest(self, path: Path) -> str:
+        """The sha256 of the regular file at `path` (OSError if it cannot be read)."""
+        name = str(path)
+        with path.open("rb") as handle:
+            before = os.fstat(handle.fileno())
+            key = _stat_key(before)
+            with self._lock:
+                known = self._known.get(name)
+            if known is not None and known[0] == key:
+                return known[1]
+            started = time.time_ns()
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            after = _stat_key(os.fstat(handle.fileno()))
+        settled = max(before.st_mtime_ns, before.st_ctime_ns) < started - RACY_WINDOW_NS
+        with self._lock:
+            if after == key and settled:
+                if len(self._known) >= self.MAX_ENTRIES:
+                    self._known.clear()
+                self._known[name] = (key, digest)
+            else:
+                self._known.pop(name, None)
+        return digest
+
+
+_HASHES = _HashCache()
 
 
 class SnapshotError(Exception):
@@ -71,7 +129,7 @@ def take_snapshot(workspace: Path, repo: OwnRepo | None) -> Snapshot:
         raise SnapshotError(str(exc)) from exc
     digest = hashlib.sha256()
     for path in sorted(manifest):
-        digest.update(f"{path}\0{manifest[path]}\n".encode())
+        digest.update(os.fsencode(f"{path}\0{manifest[path]}\n"))
     return Snapshot(version=f"files:{digest.hexdigest()}", manifest=manifest, note=note)
 
 
@@ -101,25 +159,40 @@ class _GitIgnores:
     the walk does not enter it."""
 
     def __init__(self) -> None:
-        self._specs: dict[str, GitIgnoreSpec] = {}
+        self._rules: dict[str, list[tuple[Pattern, bool]]] = {}
 
     def enter(self, directory: Path, rel: str) -> None:
         path = directory / ".gitignore"
         if path.is_file():
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            self._specs[rel] = GitIgnoreSpec.from_lines(lines)
+            # Decoded like the names it is matched against: a pattern naming a file whose
+            # name is not UTF-8 still matches it.
+            lines = path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
+            self._rules[rel] = [
+                (pattern, _inside_only(line))
+                for line in lines
+                for pattern in GitIgnoreSpec.from_lines([line]).patterns
+                if pattern.include is not None
+            ]
 
     def ignored(self, rel: str, *, is_dir: bool) -> bool:
         parts = rel.split("/")
         for depth in range(len(parts) - 1, -1, -1):
-            spec = self._specs.get("/".join(parts[:depth]))
-            if spec is None:
+            rules = self._rules.get("/".join(parts[:depth]))
+            if rules is None:
                 continue
             below = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            for pattern in reversed(spec.patterns):
-                if pattern.include is not None and _matches_itself(pattern, below):
-                    return pattern.include
+            for pattern, inside_only in reversed(rules):
+                # `dir/**` matches what is inside dir, never dir itself; pathspec's regex for it
+                # (`^dir/`) would match the directory's own path with its trailing `/`.
+                path = below.removesuffix("/") if inside_only else below
+                if _matches_itself(pattern, path):
+                    return bool(pattern.include)
         return False
+
+
+def _inside_only(line: str) -> bool:
+    """Whether a `.gitignore` line ends in `/**`: it matches everything inside a directory."""
+    return line.rstrip().removeprefix("!").endswith("/**")
 
 
 def _matches_itself(pattern: Pattern, path: str) -> bool:
@@ -155,7 +228,7 @@ def file_manifest(workspace: Path) -> dict[str, str]:
             full = base / name
             if ignores.ignored(rel, is_dir=False) or full.is_symlink() or not full.is_file():
                 continue
-            manifest[rel] = hashlib.sha256(full.read_bytes()).hexdigest()
+            manifest[rel] = _HASHES.digest(full)
             if len(manifest) > MAX_MANIFEST_FILES:
                 raise ValueError(
                     f"{workspace} has more than {MAX_MANIFEST_FILES} files outside git; "

@@ -50,7 +50,7 @@ def workspace_key(workspace: Path) -> str:
 
 def user_rules_path(workspace: Path) -> Path:
     """Where "always" answers go while `workspace` is not trusted (one file per workspace)."""
-    digest = hashlib.sha256(workspace_key(workspace).encode()).hexdigest()[:32]
+    digest = hashlib.sha256(os.fsencode(workspace_key(workspace))).hexdigest()[:32]
     return data_home() / "workspace-rules" / f"{digest}.toml"
 
 

@@ -19,8 +19,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcli.checkpoints import MAX_BYTES, MAX_FILES, checkpoint_row
+from agentcli.checkpoints import MAX_BYTES, MAX_FILES, checkpoint_row, workspace_of
 from agentcli.errors import UndoError
+from agentcli.fsnames import from_db, to_db
 from agentcli.owngit import GitError, OwnRepo, RepoDecision, decide
 from agentcli.snapshots import file_hash
 
@@ -69,7 +70,9 @@ def undo(
     if row["undone_at"] is not None:
         raise UndoError(f"task {task} was already undone")
     if row["kind"] == "failed":
-        raise UndoError(f"task {task} cannot be undone: its checkpoint failed ({row['error']})")
+        raise UndoError(
+            f"task {task} cannot be undone: its checkpoint failed ({from_db(row['error'])})"
+        )
     if row["ended_at"] is None:
         raise UndoError(
             f"task {task} has not ended (it is still running, or its run was interrupted: "
@@ -90,7 +93,7 @@ def undo(
             "saved)",
             plan.unrecoverable,
         )
-    result = _apply(plan, Path(row["workspace"]), task)
+    result = _apply(plan, workspace_of(row), task)
     conn.execute("UPDATE checkpoints SET undone_at = ? WHERE task_id = ?", (time.time(), task))
     return result
 
@@ -117,7 +120,7 @@ def task_preimages(
     has no usable checkpoint."""
     row = _pick(conn, workspace.resolve(), task_id)
     if row["kind"] == "failed":
-        raise UndoError(f"task {task_id} has no checkpoint ({row['error']})")
+        raise UndoError(f"task {task_id} has no checkpoint ({from_db(row['error'])})")
     plan = _plan(conn, row, git or decide(workspace))
     return {rel: None if saved is None else saved[0] for rel, saved in plan.contents.items()}
 
@@ -131,7 +134,7 @@ def _pick(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> sql
     found: sqlite3.Row | None = conn.execute(
         "SELECT * FROM checkpoints WHERE workspace = ? AND undone_at IS NULL "
         "ORDER BY created_at DESC, task_id DESC LIMIT 1",
-        (str(workspace),),
+        (to_db(str(workspace)),),
     ).fetchone()
     if found is None:
         raise UndoError(f"no task in {workspace} has changes left to undo")
@@ -141,7 +144,7 @@ def _pick(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> sql
 def _plan(conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecision) -> _Plan:
     if row["kind"] != "git":
         return _files_plan(conn, row)
-    workspace = Path(row["workspace"]).resolve()
+    workspace = workspace_of(row).resolve()
     repo = git.repo_for(workspace)
     if repo is None:
         raise UndoError(f"{workspace} is no longer a git repository; cannot read the checkpoint")
@@ -184,11 +187,11 @@ def _rel(path: Path, workspace: Path) -> str:
 
 
 def _files_plan(conn: sqlite3.Connection, row: sqlite3.Row) -> _Plan:
-    workspace = Path(row["workspace"])
+    workspace = workspace_of(row)
     start: dict[str, str] | None = json.loads(row["start_manifest"] or "null")
     end: dict[str, str] = json.loads(row["end_manifest"] or "null") or {}
     pre = {
-        r["path"]: r["hash"]
+        from_db(r["path"]): r["hash"]
         for r in conn.execute(
             "SELECT path, hash FROM preimages WHERE task_id = ?", (row["task_id"],)
         )
@@ -229,7 +232,7 @@ def _apply(plan: _Plan, workspace: Path, task_id: str) -> UndoResult:
         if path.is_symlink() or mode == 0o120000:
             path.unlink(missing_ok=True)
         if mode == 0o120000:
-            path.symlink_to(data.decode())
+            path.symlink_to(os.fsdecode(data))  # a link's target is a name: bytes
             result.restored.append(rel)
             continue
         path.write_bytes(data)

@@ -1,15 +1,20 @@
 """Outside git, the artifact version hashes the files git would not ignore: `.gitignore` files at
-every level, negation, directory and anchored patterns, checked against git itself."""
+every level, negation, directory and anchored patterns, checked against git itself. A file is
+read again only when its stat says it may have changed."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from agentcli import snapshots
 from agentcli.snapshots import ALWAYS_SKIPPED_DIRS, file_manifest, take_snapshot
 
 TREE = {
@@ -100,6 +105,9 @@ _PATTERNS = st.sampled_from(
 @settings(max_examples=30, deadline=None)
 # A negated directory pattern does not re-include what a parent's pattern ignores inside it.
 @example(files=[(["x", "x"], "c.log")], ignores={"": ["*.log"], "x": ["!x/"]})
+# `x/**` ignores what is inside x, not x itself: a negation re-includes a file directly in it.
+@example(files=[(["x"], "d.tmp")], ignores={"": ["x/**", "!d.tmp"]})
+@example(files=[(["x", "y"], "d.tmp")], ignores={"": ["x/**", "!d.tmp"]})
 @given(
     files=st.lists(st.tuples(_DIRS, _NAMES), min_size=1, max_size=8),
     ignores=st.dictionaries(_DIRS.map("/".join), st.lists(_PATTERNS, max_size=4), max_size=3),
@@ -117,3 +125,97 @@ def test_any_tree_matches_git(
     directories = {rel.rsplit("/", i)[0] for rel in tree for i in range(1, rel.count("/") + 1)}
     make_tree(root, {rel: text for rel, text in tree.items() if rel not in directories})
     assert set(file_manifest(root)) == git_would_keep(root)
+
+
+class _CountedReads:
+    """Counts the files hashed (a spy around `hashlib.file_digest`, which does the reading)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.names: list[str] = []
+        real = hashlib.file_digest
+
+        def counted(handle: Any, digest: str) -> Any:
+            self.names.append(Path(handle.name).name)
+            return real(handle, digest)
+
+        monkeypatch.setattr(snapshots.hashlib, "file_digest", counted)
+
+    def take(self) -> list[str]:
+        names, self.names = sorted(self.names), []
+        return names
+
+
+def test_unchanged_files_are_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshots, "RACY_WINDOW_NS", 0)  # every file counts as settled
+    reads = _CountedReads(monkeypatch)
+    make_tree(tmp_path, {"a.txt": "a", "b.txt": "b"})
+    first = file_manifest(tmp_path)
+    assert reads.take() == ["a.txt", "b.txt"]
+    assert file_manifest(tmp_path) == first
+    assert reads.take() == []
+    (tmp_path / "b.txt").write_text("bb")
+    assert file_manifest(tmp_path)["b.txt"] != first["b.txt"]
+    assert reads.take() == ["b.txt"]
+
+
+def test_a_change_keeping_size_and_mtime_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshots, "RACY_WINDOW_NS", 0)
+    path = tmp_path / "a.txt"
+    path.write_text("aaaa")
+    stat = path.stat()
+    before = take_snapshot(tmp_path, None).version
+    path.write_text("bbbb")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the ctime still moves
+    assert take_snapshot(tmp_path, None).version != before
+
+
+def test_a_file_changed_just_before_it_was_hashed_is_hashed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshots, "RACY_WINDOW_NS", 10**18)  # every change counts as recent
+    reads = _CountedReads(monkeypatch)
+    (tmp_path / "fresh.txt").write_text("written a moment ago")
+    file_manifest(tmp_path)
+    file_manifest(tmp_path)
+    assert reads.take() == ["fresh.txt", "fresh.txt"]
+
+
+def make_named(root: Path, raw: bytes, content: bytes = b"") -> None:
+    """A file whose name (bytes, not necessarily UTF-8) is written on disk as it is."""
+    path = os.fsencode(root) + b"/" + raw
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as handle:
+        handle.write(content)
+
+
+def test_names_that_are_not_utf8_are_kept_as_their_bytes(tmp_path: Path) -> None:
+    workspace = Path(os.fsdecode(os.fsencode(tmp_path) + b"/ws-\xff"))  # not UTF-8 either
+    make_named(workspace, b"a.txt", b"a")
+    make_named(workspace, b"\xff.txt", b"there before")
+    make_named(workspace, b"dir-\xfe/caf\xe9.txt", b"latin-1 name")
+    before = take_snapshot(workspace, None)
+    assert set(before.manifest) == {"a.txt", "\udcff.txt", "dir-\udcfe/caf\udce9.txt"}
+    make_named(workspace, b"new-\xfd.txt", b"made by a command")
+    make_named(workspace, b"\xff.txt", b"changed")
+    after = take_snapshot(workspace, None)
+    changed = snapshots.changed_files(before, after, workspace)
+    assert [os.fsencode(name) for name in changed] == [b"new-\xfd.txt", b"\xff.txt"]
+
+
+def test_a_gitignore_pattern_naming_bytes_ignores_that_file(tmp_path: Path) -> None:
+    make_named(tmp_path, b".gitignore", b"\xfe*\n")
+    make_named(tmp_path, b"\xfe-ignored.txt")
+    make_named(tmp_path, b"kept-\xfe.txt")
+    assert set(file_manifest(tmp_path)) == {".gitignore", "kept-\udcfe.txt"}
+
+
+def test_the_version_of_a_utf8_tree_is_what_it_always_was(tmp_path: Path) -> None:
+    make_tree(tmp_path, {"a.py": "print()\n", "dir/é.txt": "x"})
+    manifest = file_manifest(tmp_path)
+    lines = "".join(f"{path}\0{manifest[path]}\n" for path in sorted(manifest))
+    expected = hashlib.sha256(lines.encode()).hexdigest()
+    assert take_snapshot(tmp_path, None).version == f"files:{expected}"

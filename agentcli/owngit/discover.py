@@ -92,7 +92,7 @@ def settle(found: Found, workspace: Path, git: str) -> Layout | None:
 def _gitfile_target(dotgit: Path) -> Path | None:
     try:
         with dotgit.open("rb") as handle:
-            head = handle.read(_GITFILE_MAX_BYTES).decode(errors="replace")
+            head = handle.read(_GITFILE_MAX_BYTES).decode(errors="surrogateescape")
     except OSError:
         return None
     found = _GITFILE.match(head.splitlines()[0] if head else "")
@@ -107,7 +107,7 @@ def _common_dir(git_dir: Path) -> Path:
     if not pointer.is_file():  # also: never open a FIFO planted there (it would block)
         return git_dir
     try:
-        value = pointer.read_text(errors="replace").strip()
+        value = pointer.read_text(errors="surrogateescape").strip()
     except OSError:
         return git_dir
     target = Path(value)

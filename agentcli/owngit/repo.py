@@ -308,13 +308,14 @@ def _settings(layout: Layout, git: str) -> tuple[str, ...]:
 
 
 def _write_if_changed(path: Path, text: str) -> None:
+    # The paths written here are bytes to git: a work tree whose path is not UTF-8 keeps them.
     try:
-        if path.read_text() == text:
+        if path.read_text(errors="surrogateescape") == text:
             return
-    except (FileNotFoundError, UnicodeDecodeError):
+    except FileNotFoundError:
         pass
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    tmp.write_text(text, errors="surrogateescape")
     tmp.replace(path)
 
 

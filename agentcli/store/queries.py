@@ -1,6 +1,7 @@
 """Reading the journal: sessions, their messages, tasks and tool calls, as typed rows.
 
 Used by `agentcli sessions`, resume and crash recovery, and `agentcli undo`. Nothing here writes.
+Workspace paths and prompts come back as the strings they were (`fsnames.from_db`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli.call_records import CallStatus
+from agentcli.fsnames import from_db, to_db
 from agentcli.messages import Message, Producer
 
 
@@ -71,14 +73,14 @@ class AmbiguousIdError(LookupError):
 def _session(row: sqlite3.Row) -> SessionRow:
     return SessionRow(
         id=row["id"],
-        workspace=row["workspace"],
+        workspace=from_db(row["workspace"]),
         model=row["model"],
         settings=json.loads(row["settings"] or "{}"),
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         messages=row["n_messages"],
         tasks=row["n_tasks"],
-        last_prompt=row["last_prompt"],
+        last_prompt=None if row["last_prompt"] is None else from_db(row["last_prompt"]),
     )
 
 
@@ -98,10 +100,10 @@ def list_sessions(
     """Sessions with at least one message, most recently updated first; only `workspace`'s
     when given. (A REPL opened and closed without a request leaves an empty session.)"""
     where = "WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"
-    params = []
+    params: list[str | bytes] = []
     if workspace:
         where += " AND s.workspace = ?"
-        params.append(workspace)
+        params.append(to_db(workspace))
     tail = " LIMIT ?" if limit is not None else ""
     if limit is not None:
         params.append(str(limit))
@@ -168,7 +170,7 @@ def _task(row: sqlite3.Row) -> TaskRow:
     return TaskRow(
         id=row["id"],
         session_id=row["session_id"],
-        prompt=row["prompt"],
+        prompt=from_db(row["prompt"]),
         criteria=json.loads(row["criteria"] or "[]"),
         state=row["state"],
         reason=row["reason"],

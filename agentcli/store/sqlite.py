@@ -8,7 +8,8 @@ drop the last few, and then the call just looks `started` and is reconciled on r
 journal only records: undo checkpoints are taken by the conversation (`agentcli.conversation`),
 off the event loop, before it lets a task's first change start.
 
-A journal opened for use keeps the session's lock (`store.lock`) until `release()`.
+A journal opened for use keeps the session's lock (`store.lock`) until `release()`. A workspace
+path or prompt that is not valid UTF-8 is stored as its bytes (`fsnames.to_db`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.call_records import ToolCallRecord
+from agentcli.fsnames import to_db
 from agentcli.messages import Message
 from agentcli.store.db import connect, transaction
 from agentcli.store.faults import crash_point
@@ -68,7 +70,7 @@ class SqliteJournal:
         conn.execute(
             "INSERT INTO sessions (id, workspace, model, settings, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (session_id, str(workspace), model, json.dumps(settings or {}), now, now),
+            (session_id, to_db(str(workspace)), model, json.dumps(settings or {}), now, now),
         )
         return cls(conn, session_id, lock)
 
@@ -194,7 +196,7 @@ class SqliteJournal:
             self.conn.execute(
                 "INSERT INTO tasks (id, session_id, prompt, criteria, state, started_at) "
                 "VALUES (?, ?, ?, ?, 'running', ?)",
-                (task_id, self.session_id, prompt, json.dumps(list(criteria)), time.time()),
+                (task_id, self.session_id, to_db(prompt), json.dumps(list(criteria)), time.time()),
             )
 
     def task_finished(self, result: TaskResult) -> None:

@@ -95,7 +95,7 @@ class Glob(SearchTool[GlobInput]):
                 result = await run_rg(rg, flags, cwd=root)
             if result.exit_code == 2 and not result.stdout:
                 raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, result.error_text())
-            listed = result.stdout.decode("utf-8", errors="replace").splitlines()
+            listed = result.stdout.decode("utf-8", errors="surrogateescape").splitlines()
             note = f"\n{LISTING_CUT}" if result.overflowed else ""
         else:
             listed, note = list(walk_files(root, hidden=hidden)), f"\n{FALLBACK_NOTE}"

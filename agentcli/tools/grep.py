@@ -160,27 +160,36 @@ def _parse_rg(result: RgResult, mode: OutputMode, prefix: str) -> list[FileHits]
         if "regex" in message:
             message += "\n(escape special characters such as ( [ { . * + ? to match them literally)"
         raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, message)
-    text = result.stdout.decode("utf-8", errors="replace")
     if mode == "files_with_matches":
-        return [FileHits(path=_join(prefix, line)) for line in text.splitlines() if line]
+        return [FileHits(path=_join(prefix, _name(line))) for line in _lines(result.stdout)]
     if mode == "count":
         hits = []
-        for line in text.splitlines():
-            path, _, count = line.rpartition("\0")
-            hits.append(FileHits(path=_join(prefix, path), matches=int(count or 0)))
+        for line in _lines(result.stdout):
+            path, _, count = line.rpartition(b"\0")
+            hits.append(FileHits(path=_join(prefix, _name(path)), matches=int(count or 0)))
         return hits
-    return _parse_content(text, prefix)
+    return _parse_content(result.stdout, prefix)
 
 
-def _parse_content(text: str, prefix: str) -> list[FileHits]:
+def _lines(data: bytes) -> list[bytes]:
+    return [line for line in data.splitlines() if line]
+
+
+def _name(raw: bytes) -> str:
+    """A path rg printed: its bytes kept (`surrogateescape`) even when they are not UTF-8."""
+    return raw.decode("utf-8", errors="surrogateescape")
+
+
+def _parse_content(data: bytes, prefix: str) -> list[FileHits]:
     by_path: dict[str, FileHits] = {}
     current: FileHits | None = None
-    for line in text.split("\n"):
-        path, sep, rest = line.partition("\0")
+    for raw in data.split(b"\n"):
+        raw_path, sep, raw_rest = raw.partition(b"\0")
         if not sep:
-            if line == "--" and current is not None:
+            if raw == b"--" and current is not None:
                 current.lines.append("--")
             continue
+        path, rest = _name(raw_path), raw_rest.decode("utf-8", errors="replace")
         current = by_path.get(path)
         if current is None:
             current = by_path[path] = FileHits(path=_join(prefix, path))

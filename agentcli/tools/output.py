@@ -8,6 +8,7 @@ only), so an `offset` quoted in a notice is the line `read_file` shows at that n
 
 from __future__ import annotations
 
+import codecs
 import uuid
 from pathlib import Path
 from typing import BinaryIO
@@ -43,7 +44,8 @@ def new_spill_path(data_dir: Path, stem: str) -> Path:
 
 def save_spill(text: str, spill_path: Path) -> None:
     spill_path.parent.mkdir(parents=True, exist_ok=True)
-    spill_path.write_text(text, encoding="utf-8", newline="")
+    # surrogateescape: a name that is not UTF-8 is written back as its bytes.
+    spill_path.write_text(text, encoding="utf-8", errors="surrogateescape", newline="")
 
 
 def read_on(spill_path: Path, offset: int) -> str:
@@ -142,7 +144,7 @@ class HeadTailCollector:
         """Close the spill file and return the text for the model."""
         total_lines = self._newlines + (0 if self._last_byte in (b"", b"\n") else 1)
         if self._spill is None:
-            text = self._head.decode("utf-8", errors="replace")
+            text = decode_output(bytes(self._head))
             return CollectedOutput(text, self._total, total_lines, truncated=False)
         self._spill.close()
         head = bytes(self._head[: self._half])
@@ -179,10 +181,25 @@ class HeadTailCollector:
             f"({self._total} bytes). Full output saved to {self.spill_path}{partial}; "
             f"read the omitted part with {read_on(self.spill_path, offset)} ...]"
         )
-        head_text = head.decode("utf-8", errors="replace")
-        tail_text = tail.decode("utf-8", errors="replace")
+        head_text = decode_output(head, cut_after=True)
+        tail_text = decode_output(tail, cut_before=True)
         joiner = "" if head_text.endswith("\n") or not head_text else "\n"
         return f"{head_text}{joiner}{notice}\n{tail_text}"
+
+
+def decode_output(data: bytes, *, cut_before: bool = False, cut_after: bool = False) -> str:
+    """Command output as text for the model. A byte that is not part of valid UTF-8 (in a file
+    name `ls` lists, say) is spelled `\\xff`, the form `fsnames.for_model` gives names, so the
+    model can name it; a character that the head/tail cut split (`cut_before`, `cut_after`: the
+    piece starts or ends at a cut) is one `\ufffd` per stray byte, as a plain decode shows it."""
+    lead = 0
+    if cut_before:
+        while lead < min(3, len(data)) and 0x80 <= data[lead] <= 0xBF:
+            lead += 1
+    decoder = codecs.getincrementaldecoder("utf-8")("backslashreplace")
+    text = decoder.decode(data[lead:], final=not cut_after)
+    split_at_end = cut_after and bool(decoder.getstate()[0])
+    return "\ufffd" * lead + text + ("\ufffd" if split_at_end else "")
 
 
 def _line_count(data: bytes) -> int:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from agentcli.errors import ToolError, ToolErrorKind
+from agentcli.fsnames import from_model
 
 
 def confinement_roots(workspace: Path, extra_roots: Iterable[Path] = ()) -> list[Path]:
@@ -24,7 +25,7 @@ def resolve_confined(raw: str, workspace: Path, extra_roots: Iterable[Path] = ()
     # Path objects (and walking `.parents`) cost as much as the system calls themselves.
     candidate = str(Path(raw).expanduser()) if raw.startswith("~") else raw
     # An absolute candidate replaces the workspace, as with Path's `/`.
-    real = os.path.realpath(os.path.join(workspace, candidate))  # noqa: PTH118
+    real = os.path.realpath(os.path.join(workspace, _named(candidate, workspace)))  # noqa: PTH118
     roots = [os.path.realpath(workspace), *(os.path.realpath(r) for r in extra_roots)]
     if not any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots):
         raise ToolError(
@@ -33,6 +34,27 @@ def resolve_confined(raw: str, workspace: Path, extra_roots: Iterable[Path] = ()
             "file tools only work inside the workspace",
         )
     return Path(real)
+
+
+def _named(candidate: str, workspace: Path) -> str:
+    """The name `candidate` means. The model sees a name that is not UTF-8 with its bytes
+    written `\\xff` (`fsnames.for_model`) and gives it back so; that form is read as the bytes
+    when no file has the literal name and the decoded one exists (or, for a new file, when
+    only the decoded one's directory does)."""
+    decoded = from_model(candidate)
+    if decoded is None:
+        return candidate
+    literal = os.path.join(workspace, candidate)  # noqa: PTH118 - see resolve_confined
+    named = os.path.join(workspace, decoded)  # noqa: PTH118
+    if os.path.lexists(literal):
+        return candidate
+    if os.path.lexists(named) or (_parent_is_dir(named) and not _parent_is_dir(literal)):
+        return decoded
+    return candidate
+
+
+def _parent_is_dir(path: str) -> bool:
+    return os.path.isdir(os.path.dirname(path))  # noqa: PTH112, PTH120
 
 
 def display_path(path: Path, workspace: Path) -> str:

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from agentcli.call_records import CallStatus, ToolCallRecord
 from agentcli.errors import FatalToolError, ToolError, ToolErrorKind
 from agentcli.events import EventSink, ToolCallFinished, ToolCallProposed, ToolCallStarted
+from agentcli.fsnames import for_model
 from agentcli.messages import ToolUseBlock
 from agentcli.model import ToolSpec
 from agentcli.permissions import PermissionPolicy, Prompter
@@ -295,6 +296,7 @@ class ToolRuntime:
     ) -> None:
         record.status = status
         record.error_kind = kind
+        text = for_model(text)  # names that are not UTF-8 as `\xff`: valid for the API
         record.result_text = text if kind is None else f"[{kind.value}] {text}"
         self.journal.call_finished(record)
         self.events(

@@ -15,7 +15,8 @@ def log_internal_error(exc: BaseException, name: str = "errors.log") -> Path | N
     try:
         log = data_home() / name
         log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("a", encoding="utf-8") as handle:
+        # A message may hold a name that is not UTF-8 (a lone surrogate): logged escaped.
+        with log.open("a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write("".join(traceback.format_exception(exc)) + "\n")
     except OSError:
         return None

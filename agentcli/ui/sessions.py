@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agentcli.errors import UndoError
+from agentcli.fsnames import json_text
 from agentcli.paths import resolve_workspace
 from agentcli.session import records
 from agentcli.truncation import one_line
@@ -41,7 +42,7 @@ def sessions_list(workspace: Path | None, all_: bool, out: TextIO = sys.stdout) 
     rows = records.list_sessions(where)
     if not rows:
         scope = "" if all_ else f" in {where} (--all lists every workspace)"
-        out.write(f"no sessions{scope}\n")
+        out.write(visible(f"no sessions{scope}") + "\n")
         return 0
     for row in rows:
         prompt = _short(row.last_prompt or "", 60)
@@ -108,7 +109,7 @@ def _message_lines(role: str, blocks: Sequence[Any], calls: dict[str, Any]) -> l
 
 def sessions_export(session_id: str, out: TextIO = sys.stdout) -> int:
     """`agentcli sessions export ID`: the whole session as one JSON object."""
-    out.write(json.dumps(records.export(session_id), indent=2, ensure_ascii=False) + "\n")
+    out.write(json_text(records.export(session_id), indent=2) + "\n")
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -249,3 +250,23 @@ async def test_resuming_a_busy_session_leaves_the_live_one_as_it_was(
     with pytest.raises(SessionBusyError):  # and it still holds its own
         SessionLock.acquire(session_id)
     assert resume_into(live, session_id).journal is journal  # its own: nothing to reopen
+
+
+def test_a_workspace_and_prompt_that_are_not_utf8_are_kept_exactly(
+    tmp_path: Path, conn: sqlite3.Connection
+) -> None:
+    workspace = Path(os.fsdecode(os.fsencode(tmp_path) + b"/ws-\xff"))
+    prompt = os.fsdecode(b"fix caf\xe9.txt")  # from argv, decoded as Python decodes it
+    journal = SqliteJournal.create("S-BYTES", workspace=workspace, model="m", conn=conn)
+    journal.task_started("T-BYTES", prompt)
+    journal.message_appended(Message.user(prompt))
+    SqliteJournal.create("S-OTHER", workspace=tmp_path, model="m", conn=conn).message_appended(
+        Message.user("elsewhere")
+    )
+    (row,) = queries.list_sessions(conn, str(workspace))
+    assert (row.id, row.workspace, row.last_prompt) == ("S-BYTES", str(workspace), prompt)
+    assert os.fsencode(row.workspace).endswith(b"/ws-\xff")
+    assert queries.load_tasks(conn, "S-BYTES")[0].prompt == prompt
+    # The conversation holds what the model was sent: the byte spelled `\xe9`.
+    assert queries.load_messages(conn, "S-BYTES")[0].text == "fix caf\\xe9.txt"
+    assert {r.id for r in queries.list_sessions(conn)} == {"S-BYTES", "S-OTHER"}

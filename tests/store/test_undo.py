@@ -5,6 +5,7 @@ unrelated work, and refusing when a file was changed after the task ended."""
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -274,3 +275,52 @@ async def test_undo_is_refused_while_another_process_uses_the_session(
         assert result.task_id == task_id
     assert (workspace / "tool.txt").read_text() == "before\n"
     SessionLock.acquire(session_id).release()  # and nothing is left locked
+
+
+def named(directory: Path, raw: bytes) -> Path:
+    """The path of `raw` (a name that need not be UTF-8) in `directory`."""
+    return Path(os.fsdecode(os.fsencode(directory) + b"/" + raw))
+
+
+NOT_UTF8_CALLS = (
+    # The model names these files as it is shown them: each byte that is not UTF-8 as `\xNN`.
+    tool_use("shell", {"command": "printf new > $'new-\\xfd.txt'; printf x > $'old-\\xfe.txt'"}),
+    tool_use("read_file", {"path": "old-\\xfe.txt"}),
+    tool_use("write_file", {"path": "old-\\xfe.txt", "content": "by the tool\n"}),
+)
+
+
+@pytest.mark.parametrize("in_git", [True, False], ids=["git", "plain"])
+async def test_undo_restores_names_that_are_not_utf8_in_a_workspace_that_is_not_either(
+    tmp_path: Path, manager_factory: Any, in_git: bool
+) -> None:
+    workspace = named(tmp_path, b"ws-\xff")
+    workspace.mkdir()
+    seed(workspace)
+    named(workspace, b"old-\xfe.txt").write_bytes(b"old\n")
+    if in_git:
+        git(workspace, "init", "-q")
+    await run_task(manager_factory, workspace, *NOT_UTF8_CALLS)
+    assert named(workspace, b"old-\xfe.txt").read_bytes() == b"by the tool\n"
+    assert named(workspace, b"new-\xfd.txt").read_bytes() == b"new"
+    code, out, err = undo(workspace)
+    assert (code, err) == (0, "")
+    assert "restored old-\\udcfe.txt" in out and "removed new-\\udcfd.txt" in out
+    assert named(workspace, b"old-\xfe.txt").read_bytes() == b"old\n"
+    assert sorted(os.listdir(os.fsencode(workspace))) == sorted(
+        [b"edit.txt", b"gone.txt", b"keep.txt", b"old-\xfe.txt", b"tool.txt"]
+        + ([b".git"] if in_git else [])
+    )
+
+
+async def test_a_tool_pre_image_of_a_name_that_is_not_utf8_is_kept(
+    tmp_path: Path, manager_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(checkpoints, "MAX_FILES", 2)  # only tool pre-images are saved
+    workspace = named(tmp_path, b"ws-\xff")
+    workspace.mkdir()
+    seed(workspace)
+    named(workspace, b"old-\xfe.txt").write_bytes(b"old\n")
+    await run_task(manager_factory, workspace, *NOT_UTF8_CALLS[1:])
+    assert undo(workspace)[0] == 0
+    assert named(workspace, b"old-\xfe.txt").read_bytes() == b"old\n"

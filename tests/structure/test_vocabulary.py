@@ -1,6 +1,6 @@
 """The shared vocabulary sits at the bottom, read from the source: ids, messages, errors, risk
-and permission targets, call records and terminal reasons import only one another, so every
-layer can use them without reaching up."""
+and permission targets, call records, terminal reasons and the forms of file names import only
+one another, so every layer can use them without reaching up."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ VOCABULARY = frozenset(
         "agentcli.call_records",
         "agentcli.vocabulary",
         "agentcli.sandbox.profile",
+        "agentcli.fsnames",
     }
 )
 

@@ -19,6 +19,7 @@ from agentcli.tools.output import (
     cap_head,
     cap_head_tail,
     count_lines,
+    decode_output,
     split_lines,
 )
 
@@ -120,6 +121,16 @@ def test_head_tail_example() -> None:
     capped = cap_head_tail(text, 200, Path("/nonexistent-dir-is-fine-only-if-short") / "x")
     assert capped.startswith("line 1\n") and capped.endswith("line 2000\n")
     assert "[... lines 14-1991 omitted; showing lines 1-13 and 1992-2000 of 2000 lines" in capped
+
+
+def test_bytes_that_are_not_utf8_are_spelled_out_but_a_cut_character_is_not() -> None:
+    assert decode_output(b"a.txt\n\xff.txt\n") == "a.txt\n\\xff.txt\n"
+    assert decode_output(b"name \xff", cut_after=True) == "name \\xff"  # never part of UTF-8
+    assert decode_output("a€".encode()[:-1], cut_after=True) == "a\ufffd"
+    assert decode_output("€b".encode()[1:], cut_before=True) == "\ufffd\ufffdb"
+    head = HeadTailCollector(40, Path("/nonexistent") / "x")
+    head.feed(b"\xff" * 5)
+    assert head.finish().text == "\\xff" * 5
 
 
 def test_short_text_is_never_touched(tmp_path: Path) -> None:
