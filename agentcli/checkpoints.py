@@ -16,6 +16,8 @@ tree keeps only the manifest, and the pre-images of the files agentcli's own too
 then restore those, and names every other changed file (e.g. one changed through shell) that it
 cannot restore. Ignored files (`.gitignore`) are never part of a checkpoint, in git or not.
 
+Which paths the task's own calls changed is recorded with the checkpoint (`record_paths`, from
+`agentcli.attribution`): another session's changes made while the task ran are not the task's.
 Undoing a task from its checkpoint is `agentcli.undo`: it restores every file the task changed,
 shell-made changes included, and refuses when any of those files was changed by someone else
 after the task ended (it lists them).
@@ -76,6 +78,27 @@ class Checkpointer:
         """Record the end state of `task_id`, if it changed anything."""
         with self._lock:
             self._task_ended(task_id)
+
+    def record_paths(self, task_id: str, paths: set[str] | None, *, settled: bool) -> None:
+        """Paths a call of `task_id` changed itself (None: could not be told), and whether the
+        task's paths are all known now. `attribution` says which the undo can trust: 'known',
+        'pending' (a command runs, or ran when the process died) or 'unknown' (for good)."""
+        state = "unknown" if paths is None else "known" if settled else "pending"
+        update = (
+            "UPDATE checkpoints SET attribution = ? WHERE task_id = ? "
+            "AND attribution IS NOT 'unknown'"
+        )
+        with self._lock:
+            try:
+                with transaction(self.conn):
+                    self.conn.executemany(
+                        "INSERT OR IGNORE INTO task_paths (task_id, path) VALUES (?, ?)",
+                        [(task_id, to_db(rel)) for rel in paths or ()],
+                    )
+                    self.conn.execute(update, (state, task_id))
+            except sqlite3.Error:  # the work goes on; its undo falls back to start and end
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute(update, ("unknown", task_id))
 
     def close(self) -> None:
         """Close the checkpointer's connection (the session is left)."""

@@ -8,7 +8,8 @@ Slow work on the workspace runs in worker threads, started here where it is need
 and end snapshots (artifact versions), the version the convergence guard asks for after a failed
 call, and the undo checkpoint (`checkpoints`), which the tool runtime awaits before the first
 call of a task that may change something starts, and which is ended before the task is recorded
-as finished. The journal only records.
+as finished; around each such call, which paths it changed (`attribution`), so that a task's
+`changed_files` and its undo are what its own calls changed. The journal only records.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from agentcli.acceptance import (
     AcceptanceReport,
@@ -27,7 +28,7 @@ from agentcli.acceptance import (
     run_acceptance,
 )
 from agentcli.attachments import expand
-from agentcli.call_records import ToolCallRecord
+from agentcli.attribution import Checkpoints, TaskPaths, around_changes
 from agentcli.catalogue import CATALOGUE, Catalogue
 from agentcli.context import ContextView
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
@@ -53,15 +54,6 @@ from agentcli.usage import Budget
 from agentcli.vocabulary import Decision, PermissionTarget, Risk
 
 T = TypeVar("T")
-
-
-class Checkpoints(Protocol):
-    """Undo checkpoints of the session's tasks (`agentcli.checkpoints.Checkpointer`). Both
-    methods block (git, hashing): they are called in worker threads."""
-
-    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None: ...
-
-    def task_ended(self, task_id: str) -> None: ...
 
 
 @dataclass(kw_only=True)
@@ -95,9 +87,12 @@ class ConversationManager:
     """The AGENTS.md / CLAUDE.md files in the system prompt, said once at the first task."""
     catalogue: Catalogue = CATALOGUE
     """The models' limits, prices and request rules (with the config's `[models]`)."""
+    task_paths: TaskPaths = field(init=False)
+    """What each task's own calls changed (`agentcli.attribution`)."""
 
     def __post_init__(self) -> None:
-        self.repo_decision()
+        decision = self.repo_decision()
+        self.task_paths = TaskPaths(decision.workspace, decision.repo)
         self._instructions_told = False
 
     def _tell_instructions(self) -> None:
@@ -160,7 +155,7 @@ class ConversationManager:
             prompter=self.prompter,
             journal=self.journal,
             events=self.events,
-            before_change=self._checkpoint_before(task_id),
+            before_change=self._before_change(task_id),
         )
         loop: QueryLoop
         model = RetryingModel(self.model, self.retry_policy, deadline=lambda: loop.deadline)
@@ -178,15 +173,10 @@ class ConversationManager:
         )
         return loop
 
-    def _checkpoint_before(self, task_id: str | None) -> BeforeChange | None:
-        checkpoints = self.checkpoints
-        if checkpoints is None or task_id is None:
+    def _before_change(self, task_id: str | None) -> BeforeChange | None:
+        if task_id is None:
             return None
-
-        async def before_change(_record: ToolCallRecord, pre_state: dict[str, Any] | None) -> None:
-            await asyncio.to_thread(checkpoints.before_change, task_id, pre_state)
-
-        return before_change
+        return around_changes(task_id, self.task_paths, self.checkpoints)
 
     async def run_task(self, prompt: str) -> TaskResult:
         """Run one user request to a terminal state. Never raises for task-ending conditions.
@@ -238,7 +228,8 @@ class ConversationManager:
         if end_snapshot is not None:
             result.artifact_version = end_snapshot.version
             if start_snapshot is not None:
-                result.changed_files = changed_files(start_snapshot, end_snapshot, workspace)
+                every = changed_files(start_snapshot, end_snapshot, workspace)
+                result.changed_files = self.task_paths.own(task_id, every)
                 blocked_by_denials(result)
         if self.checkpoints is not None:
             await self._finishing(loop, asyncio.to_thread(self.checkpoints.task_ended, task_id))

@@ -27,6 +27,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -211,8 +212,15 @@ def _matches_itself(pattern: Pattern, path: str) -> bool:
 
 
 def file_manifest(workspace: Path) -> dict[str, str]:
+    """Workspace-relative path -> sha256 of the content, for every file `walk_files` lists."""
+    return {rel: _HASHES.digest(full) for rel, full in walk_files(workspace)}
+
+
+def walk_files(workspace: Path) -> Iterator[tuple[str, Path]]:
+    """(workspace-relative path, path) of every regular file outside the skipped and ignored
+    directories, symlinks left out. ValueError past `MAX_MANIFEST_FILES` files."""
     ignores = _GitIgnores()
-    manifest: dict[str, str] = {}
+    count = 0
     for root, dirs, files in os.walk(workspace):
         base = Path(root)
         rel_root = base.relative_to(workspace).as_posix()
@@ -228,10 +236,10 @@ def file_manifest(workspace: Path) -> dict[str, str]:
             full = base / name
             if ignores.ignored(rel, is_dir=False) or full.is_symlink() or not full.is_file():
                 continue
-            manifest[rel] = _HASHES.digest(full)
-            if len(manifest) > MAX_MANIFEST_FILES:
+            count += 1
+            if count > MAX_MANIFEST_FILES:
                 raise ValueError(
                     f"{workspace} has more than {MAX_MANIFEST_FILES} files outside git; "
                     "artifact versions need a git repository here"
                 )
-    return manifest
+            yield rel, full

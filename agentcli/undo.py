@@ -1,7 +1,9 @@
 """Undoing a task from its checkpoint (`agentcli.checkpoints`): which task (one named, or the
 latest in the workspace with changes left), which files it changed, whether anyone changed those
 files after it ended (then undo refuses, and lists them), and restoring what they held before.
-The same plan gives `/diff` the files' content from before the task (`task_preimages`).
+The same plan gives `/diff` the files' content from before the task (`task_preimages`). Only the
+paths the task's own calls changed are the task's (`agentcli.attribution`): what another session
+changed meanwhile is left alone, and a refusal names the session whose later task changed a file.
 
 In git the plan reads the checkpoint's two commits through agentcli's own git; outside git it
 compares the start and end manifests, and takes the content from the journal's stored blobs or
@@ -82,8 +84,9 @@ def undo(
     if plan.conflicts:
         raise UndoError(
             f"refusing to undo task {task}: these files were changed after the task ended "
-            "(by you or another program), and undoing would lose those changes",
-            plan.conflicts,
+            "(by you, another program or another agentcli session), and undoing would lose those "
+            "changes",
+            [_changed_by(conn, row, rel) for rel in plan.conflicts],
         )
     if plan.unrecoverable:
         raise UndoError(
@@ -141,23 +144,54 @@ def _pick(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> sql
     return found
 
 
+def _own_paths(conn: sqlite3.Connection, row: sqlite3.Row) -> set[str] | None:
+    """The paths the task's own calls changed (`agentcli.attribution`); None when they are not
+    all known (a task from before attribution, a command that ran when its process died, a tree
+    too big to list), and the task is judged by its start and end states alone."""
+    if row["attribution"] != "known":
+        return None
+    query = "SELECT path FROM task_paths WHERE task_id = ?"
+    return {from_db(r[0]) for r in conn.execute(query, (row["task_id"],))}
+
+
+def _changed_by(conn: sqlite3.Connection, row: sqlite3.Row, rel: str) -> str:
+    """`rel`, with the session and task that changed it after `row`'s task ended, if a task
+    of agentcli's in the workspace did (else it was the user or another program)."""
+    later = conn.execute(
+        "SELECT t.session_id, t.id FROM task_paths p JOIN tasks t ON t.id = p.task_id "
+        "JOIN checkpoints c ON c.task_id = p.task_id WHERE p.path = ? AND p.task_id != ? "
+        "AND c.workspace = ? AND (c.ended_at IS NULL OR c.ended_at > ?) "
+        "ORDER BY c.created_at DESC LIMIT 1",
+        (to_db(rel), row["task_id"], row["workspace"], row["ended_at"]),
+    ).fetchone()
+    if later is None:
+        return rel
+    return f"{rel} (changed by session {later[0]}, task {later[1]})"
+
+
 def _plan(conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecision) -> _Plan:
+    own = _own_paths(conn, row)
     if row["kind"] != "git":
-        return _files_plan(conn, row)
+        return _files_plan(conn, row, own)
     workspace = workspace_of(row).resolve()
     repo = git.repo_for(workspace)
     if repo is None:
         raise UndoError(f"{workspace} is no longer a git repository; cannot read the checkpoint")
     try:
-        return _git_plan(repo, row, workspace)
+        return _git_plan(repo, row, workspace, own)
     except GitError as exc:
         raise UndoError(f"cannot read the checkpoint of task {row['task_id']} ({exc})") from exc
 
 
-def _git_plan(repo: OwnRepo, row: sqlite3.Row, workspace: Path) -> _Plan:
+def _git_plan(repo: OwnRepo, row: sqlite3.Row, workspace: Path, own: set[str] | None) -> _Plan:
     root = repo.work_tree
     start, end = row["start_ref"], row["end_ref"]
-    paths = [p for p in repo.diff_names(start, end) if (root / p).is_relative_to(workspace)]
+    paths = [
+        p
+        for p in repo.diff_names(start, end)
+        if (root / p).is_relative_to(workspace)
+        and (own is None or Path(_rel(root / p, workspace)).as_posix() in own)
+    ]
     plan = _Plan(changed=[_rel(root / p, workspace) for p in paths], contents={})
     if not paths:
         return plan
@@ -186,7 +220,7 @@ def _rel(path: Path, workspace: Path) -> str:
     return os.path.relpath(path, workspace)
 
 
-def _files_plan(conn: sqlite3.Connection, row: sqlite3.Row) -> _Plan:
+def _files_plan(conn: sqlite3.Connection, row: sqlite3.Row, own: set[str] | None) -> _Plan:
     workspace = workspace_of(row)
     start: dict[str, str] | None = json.loads(row["start_manifest"] or "null")
     end: dict[str, str] = json.loads(row["end_manifest"] or "null") or {}
@@ -198,7 +232,7 @@ def _files_plan(conn: sqlite3.Connection, row: sqlite3.Row) -> _Plan:
     }
     before = start if start is not None else pre
     keys = (set(before) | set(end)) if start is not None else set(pre)
-    changed = sorted(k for k in keys if before.get(k) != end.get(k))
+    changed = sorted(k for k in keys if before.get(k) != end.get(k) and (own is None or k in own))
     plan = _Plan(changed=changed, contents={})
     for rel in changed:
         if file_hash(workspace / rel) != end.get(rel):

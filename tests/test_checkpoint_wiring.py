@@ -50,6 +50,10 @@ class Checkpoints:
         self.threads.add(threading.get_ident())
         self.timeline.append(("checkpoint: task ended",))
 
+    def record_paths(self, task_id: str, paths: set[str] | None, *, settled: bool) -> None:
+        self.threads.add(threading.get_ident())
+        self.timeline.append(("checkpoint: paths", *sorted(paths or ()), str(settled)))
+
 
 async def test_checkpoints_run_in_threads_before_each_change_and_at_the_end(
     workspace: Path,
@@ -82,9 +86,12 @@ async def test_checkpoints_run_in_threads_before_each_change_and_at_the_end(
     assert timeline == [
         ("journal: started", "r1"),  # a read changes nothing: no checkpoint
         ("checkpoint: before change", written),
+        ("checkpoint: paths", "b.txt", "True"),  # a write names its path before it runs
         ("journal: started", "w1"),
         ("checkpoint: before change", "None"),
+        ("checkpoint: paths", "False"),  # a command's paths are known only after it ran
         ("journal: started", "s1"),
+        ("checkpoint: paths", "True"),  # `true` changed nothing
         ("checkpoint: task ended",),
         ("journal: task finished",),
     ]

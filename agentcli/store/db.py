@@ -130,6 +130,18 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE messages ADD COLUMN producer TEXT;
         """,
     ),
+    (
+        "paths each task changed itself",
+        """
+        CREATE TABLE task_paths (
+            task_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            PRIMARY KEY (task_id, path)
+        );
+        CREATE INDEX task_paths_by_path ON task_paths (path);
+        ALTER TABLE checkpoints ADD COLUMN attribution TEXT
+        """,
+    ),
 )
 
 

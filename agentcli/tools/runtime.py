@@ -7,7 +7,9 @@ anything runs. Then the allowed calls run: calls whose resources do not conflict
 concurrently (bounded); a call waits for every earlier call it conflicts with, so conflicting
 calls keep proposal order. Results are returned in proposal order whatever order they finished
 in. A call that may change something (risk write, execute or external) first awaits
-`before_change` (the conversation's undo checkpoint), then is journaled `started`, then runs.
+`before_change` (the conversation's undo checkpoint and the start of finding which paths it
+changes), then is journaled `started`, then runs; what `before_change` returned is awaited
+when it has ended, however it ended.
 """
 
 from __future__ import annotations
@@ -34,8 +36,11 @@ from agentcli.tools.once import call_once
 from agentcli.tools.output import cap_head, new_spill_path
 from agentcli.tools.permit import ask_permission
 
-BeforeChange = Callable[[ToolCallRecord, dict[str, Any] | None], Awaitable[None]]
-"""Awaited before a call that may change something starts, with its record and pre-state."""
+AfterChange = Callable[[], Awaitable[None]]
+"""Awaited once a call that may change something has ended, however it ended."""
+BeforeChange = Callable[[ToolCallRecord, dict[str, Any] | None], Awaitable[AfterChange | None]]
+"""Awaited before a call that may change something starts, with its record and pre-state; what
+it returns is awaited when the call has ended."""
 
 
 @dataclass(slots=True)
@@ -246,8 +251,17 @@ class ToolRuntime:
                 f"internal error in {record.name} before it ran: {type(exc).__name__}: {exc}",
             )
             return
+        after: AfterChange | None = None
         if self.before_change is not None and record.risk not in ("", Risk.READ.value):
-            await self.before_change(record, pre_state)
+            after = await self.before_change(record, pre_state)
+        try:
+            await self._run(item, pre_state)
+        finally:
+            if after is not None:
+                await after()
+
+    async def _run(self, item: _Ready, pre_state: dict[str, Any] | None) -> None:
+        record = item.record
         record.status = CallStatus.STARTED
         record.started_at = time.time()
         self.journal.call_started(record, pre_state)
