@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import os
 import signal
 import sys
@@ -83,6 +84,8 @@ def build_budget(options: RunOptions) -> Budget:
         if value is not None and value < 1:
             raise UsageError(f"{name} must be at least 1 (got {value})")
     for name, number in (("--max-cost", options.max_cost), ("--timeout", options.timeout)):
+        if number is not None and not math.isfinite(number):
+            raise UsageError(f"{name} must be a finite number (got {number})")
         if number is not None and number <= 0:
             raise UsageError(f"{name} must be positive (got {number})")
     return Budget(
