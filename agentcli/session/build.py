@@ -29,6 +29,7 @@ from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompte
 from agentcli.permissions.setup import build_permissions
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
 from agentcli.settings import Settings
+from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import SessionRow
 from agentcli.tools.base import ToolContext
@@ -172,6 +173,7 @@ def open_with_model(
     at once and before the SDK import; its lock is then held until the process exits."""
     lock = SessionLock.acquire(resumed.id) if resumed is not None else None
     try:
+        connect().close()  # a journal that cannot be used is refused before the SDK import
         model = model_factory(model_name)
         session = open_session(
             resumed,
