@@ -18,7 +18,7 @@ from agentcli.acceptance import AcceptanceSettings, resolve_commands
 from agentcli.context import ContextSettings, ContextView
 from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
-from agentcli.errors import UsageError
+from agentcli.errors import ConfigError, UsageError
 from agentcli.events import EventSink
 from agentcli.instructions import system_prompt
 from agentcli.loop import LoopSettings
@@ -56,9 +56,9 @@ def locate(
 
 
 def make_model(name: str) -> ModelClient:
-    """The Anthropic client for model `name`; UsageError without an API key."""
+    """The Anthropic client for model `name`; ConfigError without an API key."""
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        raise UsageError(
+        raise ConfigError(
             "ANTHROPIC_API_KEY is not set",
             hint="export ANTHROPIC_API_KEY=sk-ant-… (or set ANTHROPIC_AUTH_TOKEN)",
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import io
+import json
 import random
 import sqlite3
 import subprocess
@@ -145,12 +146,14 @@ def test_every_command_refuses_a_broken_journal_naming_it_and_leaves_it_alone(
     assert not list(path.parent.glob("*.new"))  # no half-made journal left beside it
 
 
-def test_run_refuses_a_broken_journal(broken: tuple[Path, str, str], workspace: Path) -> None:
-    """The real binary: a configuration error (exit 2) before any request (no API server is
-    listening), the journal untouched."""
+def test_run_refuses_a_broken_journal_with_one_json_object(
+    broken: tuple[Path, str, str], workspace: Path
+) -> None:
+    """The real binary: a configuration error (exit 2) as the result object, before any
+    request (no API server is listening), the journal untouched."""
     path, says, before = broken
     done = subprocess.run(
-        [sys.executable, "-m", "agentcli", "run", "hi"],
+        [sys.executable, "-m", "agentcli", "run", "hi", "--output-format", "json"],
         cwd=workspace,
         env={**_env(), "ANTHROPIC_API_KEY": "test"},
         stdin=subprocess.DEVNULL,
@@ -159,8 +162,11 @@ def test_run_refuses_a_broken_journal(broken: tuple[Path, str, str], workspace: 
         timeout=60,
     )
     assert done.returncode == 2, done.stderr
-    assert done.stderr.startswith("agentcli: error: ") and done.stdout == ""
-    assert str(path) in done.stderr and says in done.stderr and "Traceback" not in done.stderr
+    (line,) = done.stdout.splitlines()
+    result = json.loads(line)
+    assert result["terminal_reason"] == "config_error" and result["task_state"] == "failed"
+    assert str(path) in result["error"] and says in result["error"]
+    assert str(path) in done.stderr and "Traceback" not in done.stderr
     assert digest(path) == before
 
 
@@ -245,3 +251,47 @@ def test_a_newer_journal_names_the_file_and_both_versions(tmp_path: Path) -> Non
     assert str(path) in message and "newer agentcli" in message
     assert f"schema version is {LATEST + 1}" in message and f"up to {LATEST}" in message
     assert caught.value.path == path and "upgrade agentcli" in (caught.value.hint or "")
+
+
+def damaged_sessions_table(path: Path) -> None:
+    """A journal that opens (its header and schema are intact) but whose `sessions` table is
+    garbage: the damage shows only when a command reads it."""
+    conn = connect(path)
+    for number in range(50):
+        SqliteJournal.create(f"01S{number:03d}", workspace=path.parent, model="m", conn=conn)
+    (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'sessions'").fetchone()
+    page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    data = bytearray(path.read_bytes())
+    start = (root - 1) * page_size
+    data[start : start + page_size] = random.Random(15).randbytes(page_size)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["sessions", "list", "--all"], ["run", "hi", "--output-format", "json"]],
+    ids=" ".join,
+)
+def test_damage_found_after_opening_is_named_too(
+    command: list[str], workspace: Path, tmp_path: Path
+) -> None:
+    path = journal_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    damaged_sessions_table(path)
+    connect(path).close()  # it opens
+    before = digest(path)
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcli", *command],
+        cwd=workspace,
+        env={**_env(), "ANTHROPIC_API_KEY": "test"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"the journal {path} is corrupt" in done.stderr and "Traceback" not in done.stderr
+    if command[0] == "run":
+        assert json.loads(done.stdout)["terminal_reason"] == "config_error"
+    assert digest(path) == before
