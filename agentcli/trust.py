@@ -35,6 +35,7 @@ from typing import Any
 
 from agentcli.errors import ConfigError
 from agentcli.paths import data_home
+from agentcli.private import private_dir
 
 STORE_NAME = "trusted_workspaces.json"
 STORE_VERSION = 1
@@ -128,7 +129,7 @@ def _write(path: Path, entries: dict[str, str]) -> None:
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """Writers serialize on a lock file beside the store (the store itself gets replaced)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd = os.open(path.with_name(f"{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -40,6 +40,7 @@ from pathlib import Path
 from agentcli.owngit.command import NO_REPOSITORY, GitError, find_git, run_git
 from agentcli.owngit.discover import Layout, last_value, locate, settle, user_config
 from agentcli.paths import data_home
+from agentcli.private import private_dir, write_private
 
 OBJECT_FORMATS = ("sha1", "sha256")
 STAT_SETTINGS = (
@@ -213,7 +214,7 @@ class OwnRepo:
                 return
         except FileNotFoundError:
             pass
-        stamp.touch()
+        stamp.touch(mode=0o600)
         cutoff = now - SCRATCH_MAX_AGE_S
         for fan in (self.private_dir / "objects").iterdir():
             if len(fan.name) != 2 or not fan.is_dir():
@@ -276,7 +277,7 @@ def private_dir_for(work_tree: Path) -> Path:
 def _prepare(layout: Layout, object_format: str) -> Path:
     private = private_dir_for(layout.work_tree)
     for sub in ("objects/info", "pinned", "refs", "info"):
-        (private / sub).mkdir(parents=True, exist_ok=True)
+        private_dir(private / sub)
     private.chmod(0o700)
     if not (private / "HEAD").exists():
         _write_if_changed(private / "HEAD", "ref: refs/heads/main\n")
@@ -314,7 +315,7 @@ def _write_if_changed(path: Path, text: str) -> None:
     except (FileNotFoundError, UnicodeDecodeError):
         pass
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    write_private(tmp, text.encode())
     tmp.replace(path)
 
 
@@ -333,7 +334,7 @@ def _sync_file(source: Path, copy: Path) -> None:
     except FileNotFoundError:
         pass
     tmp = copy.with_name(f".{copy.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
+    write_private(tmp, data)
     tmp.replace(copy)
 
 
@@ -343,9 +344,9 @@ def _loose_path(store: Path, oid: str) -> Path:
 
 def _write_loose(store: Path, oid: str, kind: str, content: bytes) -> None:
     path = _loose_path(store, oid)
-    path.parent.mkdir(exist_ok=True)
+    private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(zlib.compress(f"{kind} {len(content)}\0".encode() + content))
+    write_private(tmp, zlib.compress(f"{kind} {len(content)}\0".encode() + content))
     tmp.replace(path)
 
 

@@ -28,6 +28,7 @@ from types import TracebackType
 
 from agentcli.errors import ConfigError, SessionBusyError
 from agentcli.paths import data_home
+from agentcli.private import private_dir
 
 LOCKS_DIR = "locks"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
@@ -59,7 +60,7 @@ class SessionLock:
         it (ConfigError if the lock file cannot be made)."""
         path = lock_path(session_id, home)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
             raise ConfigError(

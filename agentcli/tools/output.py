@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 from typing import BinaryIO
 
+from agentcli.private import open_private, write_private
 from agentcli.truncation import keep_ends
 
 DEFAULT_OUTPUT_CAP = 30_000
@@ -42,8 +43,9 @@ def new_spill_path(data_dir: Path, stem: str) -> Path:
 
 
 def save_spill(text: str, spill_path: Path) -> None:
-    spill_path.parent.mkdir(parents=True, exist_ok=True)
-    spill_path.write_text(text, encoding="utf-8", newline="")
+    """Keep `text` in a spill file (only the user may read it: it holds file contents and
+    command output)."""
+    write_private(spill_path, text.encode("utf-8"))
 
 
 def read_on(spill_path: Path, offset: int) -> str:
@@ -120,8 +122,7 @@ class HeadTailCollector:
             if self._total <= self.limit:
                 return
             # The stream just outgrew the cap: from now on keep a head, a tail and the spill.
-            self.spill_path.parent.mkdir(parents=True, exist_ok=True)
-            self._spill = self.spill_path.open("wb")
+            self._spill = open_private(self.spill_path)
             self._write_spill(bytes(self._head))
             self._tail = self._head[-self._half :]
             del self._head[self._half :]

@@ -7,6 +7,7 @@ import traceback
 from pathlib import Path
 
 from agentcli.paths import data_home
+from agentcli.private import open_private
 
 
 def log_internal_error(exc: BaseException, name: str = "errors.log") -> Path | None:
@@ -14,9 +15,8 @@ def log_internal_error(exc: BaseException, name: str = "errors.log") -> Path | N
     be written."""
     try:
         log = data_home() / name
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("a", encoding="utf-8") as handle:
-            handle.write("".join(traceback.format_exception(exc)) + "\n")
+        with open_private(log, "ab") as handle:
+            handle.write(("".join(traceback.format_exception(exc)) + "\n").encode())
     except OSError:
         return None
     return log
