@@ -38,6 +38,8 @@ class ToolErrorKind(enum.StrEnum):
     OUTCOME_UNKNOWN = "outcome_unknown"
     NOT_EXECUTED = "not_executed"
     CANCELLED = "cancelled"
+    OS_ERROR = "os_error"
+    """The file system refused (read-only, full, I/O error): the message has its reason."""
     INTERNAL = "internal"
 
 
