@@ -96,8 +96,15 @@ def load_settings(
 
 def _present(path: Path) -> bool:
     """Whether there is a config file at `path` to read: something there that is not a file
-    (a directory, a dangling link) is a broken config file, not an absent one."""
-    return path.exists() or path.is_symlink()
+    (a directory, a dangling link, a file where its directory should be) is a broken config
+    file, not an absent one; `read_toml` says what is wrong with it."""
+    try:
+        path.lstat()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def read_toml(path: Path) -> dict[str, Any]:

@@ -245,12 +245,22 @@ def config_is_a_directory(_workspace: Path, _monkeypatch: pytest.MonkeyPatch) ->
     (Path(os.environ["AGENTCLI_CONFIG_DIR"]) / "config.toml").mkdir(parents=True)
 
 
+def config_dir_is_a_file(_workspace: Path, _monkeypatch: pytest.MonkeyPatch) -> None:
+    write(Path(os.environ["AGENTCLI_CONFIG_DIR"]), "")
+
+
 def broken_trust_store(_workspace: Path, _monkeypatch: pytest.MonkeyPatch) -> None:
     write(Path(os.environ["AGENTCLI_HOME"]) / "trusted_workspaces.json", "{not json")
 
 
 def journal_is_a_directory(_workspace: Path, _monkeypatch: pytest.MonkeyPatch) -> None:
     (Path(os.environ["AGENTCLI_HOME"]) / "journal.sqlite3").mkdir(parents=True)
+
+
+def git_dir_blocked(workspace: Path, _monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git workspace, and a file where agentcli keeps its private git dirs."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    write(Path(os.environ["AGENTCLI_HOME"]) / "git", "")
 
 
 def no_api_key(_workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -330,6 +340,7 @@ START_UP = [
     ),
     ("config not UTF-8", ["t"], None, user_config(b"\xff"), "config_error", "not UTF-8"),
     ("config a directory", ["t"], None, config_is_a_directory, "config_error", "Is a directory"),
+    ("config dir a file", ["t"], None, config_dir_is_a_file, "config_error", "Not a directory"),
     (
         "unknown key",
         ["t"],
@@ -364,6 +375,7 @@ START_UP = [
     ),
     ("trust store broken", ["t"], None, broken_trust_store, "config_error", "trust store"),
     ("journal a directory", ["t"], None, journal_is_a_directory, "config_error", "journal.sqlite3"),
+    ("git dir blocked", ["t"], None, git_dir_blocked, "config_error", "agentcli's git directory"),
 ]
 
 

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.errors import ConfigError
 from agentcli.owngit.command import NO_REPOSITORY, GitError, find_git, run_git
 from agentcli.owngit.discover import Layout, last_value, locate, settle, user_config
 from agentcli.paths import data_home
@@ -244,9 +245,17 @@ def find_repo(workspace: Path) -> OwnRepo | None:
     object_format = (last_value(layout.config, "extensions.objectformat") or "sha1").lower()
     if object_format not in OBJECT_FORMATS:
         return None
+    try:
+        private = _prepare(layout, object_format)
+    except OSError as exc:  # the data directory, not the repository: the setup is broken
+        raise ConfigError(
+            f"agentcli's git directory {private_dir_for(layout.work_tree)} cannot be made: "
+            f"{exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else ""),
+            hint="AGENTCLI_HOME (or the user data directory) must be a writable directory",
+        ) from exc
     repo = OwnRepo(
         layout=layout,
-        private_dir=_prepare(layout, object_format),
+        private_dir=private,
         git=git,
         settings=_settings(layout, git),
     )

@@ -133,7 +133,7 @@ def schema_version(conn: sqlite3.Connection, path: Path) -> int:
     """The journal's schema version (0: an empty database), read without writing. JournalError
     for a database that is not an agentcli journal, is inconsistent, or is newer than this
     agentcli."""
-    stamped = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    stamped = _stamped(conn)
     rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
     tables = {row[0] for row in rows if not row[0].startswith("sqlite_")}
     version = stamped
@@ -179,10 +179,10 @@ def migrate(conn: sqlite3.Connection) -> list[int]:
     """Apply the migrations this database has not seen yet, each in its own transaction with
     the version it reaches; return their numbers."""
     path = _file_of(conn)
+    version = schema_version(conn, path)
     applied = []
-    for number, (name, script) in enumerate(MIGRATIONS, start=1):
-        if number <= schema_version(conn, path):
-            continue
+    for number in range(version + 1, len(MIGRATIONS) + 1):
+        name, script = MIGRATIONS[number - 1]
         with transaction(conn):
             # Another process may have migrated while we waited for the write lock.
             if number <= schema_version(conn, path):
@@ -200,17 +200,15 @@ def migrate(conn: sqlite3.Connection) -> list[int]:
             )
             conn.execute(f"PRAGMA user_version = {number}")
         applied.append(number)
-    _stamp(conn, path)
+    if version and not applied and _stamped(conn) == 0:
+        # Written before the version was kept in the header: keep it there from now on.
+        with transaction(conn):
+            conn.execute(f"PRAGMA user_version = {version}")
     return applied
 
 
-def _stamp(conn: sqlite3.Connection, path: Path) -> None:
-    """Write the version of a journal from before it was kept in the header into it."""
-    if int(conn.execute("PRAGMA user_version").fetchone()[0]) == 0:
-        version = schema_version(conn, path)
-        if version:
-            with transaction(conn):
-                conn.execute(f"PRAGMA user_version = {version}")
+def _stamped(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
 def _file_of(conn: sqlite3.Connection) -> Path:
