@@ -12,7 +12,6 @@ import asyncio
 import functools
 import json
 import re
-import tempfile
 import tomllib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -171,26 +170,26 @@ async def run_acceptance(
     workspace: Path,
     events: EventSink,
     *,
+    spill_dir: Path,
     sandbox: CommandSandbox | None = None,
-    spill_dir: Path | None = None,
     snapshot: Snapshotter | None = None,
     approve: Approver | None = None,
 ) -> AcceptanceReport:
     """Run every check on the current artifact version. Full outputs of long checks are saved
-    under `spill_dir` (default: a temporary directory). `snapshot` takes the artifact version
-    by the session's decision about git; without one, that decision is made now, once.
-    Without a sandbox, `approve` is asked before each check runs (unconfined); a check it
-    refuses is not run, and fails."""
-    spill = spill_dir or Path(tempfile.mkdtemp(prefix="agentcli-acceptance-"))
+    under `spill_dir` (the session's data directory: the feedback the model gets names those
+    files, so they must outlive the call; a temporary directory here was never removed).
+    `snapshot` takes the artifact version by the session's decision about git; without one,
+    that decision is made now, once. Without a sandbox, `approve` is asked before each check
+    runs (unconfined); a check it refuses is not run, and fails."""
     if snapshot is None:
         repo = await asyncio.to_thread(find_repo, workspace)
         snapshot = functools.partial(take_snapshot, repo=repo)
     try:
         return await _run_on_versions(
-            settings, workspace, events, sandbox, spill, snapshot, approve
+            settings, workspace, events, sandbox, spill_dir, snapshot, approve
         )
     except SnapshotError as exc:
-        evidence = await _run_all(settings, workspace, None, events, sandbox, spill, approve)
+        evidence = await _run_all(settings, workspace, None, events, sandbox, spill_dir, approve)
         return AcceptanceReport(evidence=evidence, final=None, stable=False, unverifiable=str(exc))
 
 

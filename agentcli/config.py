@@ -35,7 +35,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from agentcli import trust
-from agentcli.errors import UsageError
+from agentcli.errors import ConfigError, UsageError
 from agentcli.paths import data_home, project_config_paths, resolve_workspace, user_config_path
 from agentcli.settings import (
     ALIASES,
@@ -86,7 +86,7 @@ def load_settings(
     merged: dict[str, Any] = {}
     in_repo = project_config_paths(workspace)
     for path in (user_config_path(), *in_repo, trust.user_rules_path(workspace)):
-        if not path.is_file():
+        if not _present(path):
             continue
         level = read_level(path)
         if path in in_repo and not trusted:
@@ -104,16 +104,39 @@ def load_settings(
     return Settings.model_validate(_nest(merged)).with_provenance(provenance)
 
 
+def _present(path: Path) -> bool:
+    """Whether there is a config file at `path` to read: something there that is not a file
+    (a directory, a dangling link, a file where its directory should be) is a broken config
+    file, not an absent one; `read_toml` says what is wrong with it."""
+    try:
+        path.lstat()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as handle:
-            return tomllib.load(handle)
+            data = handle.read()
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read config file {path}: {exc.strerror or exc}", hint="fix or remove it"
+        ) from exc
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"config file {path} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start})",
+            hint="TOML files are UTF-8: convert or fix the file",
+        ) from exc
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(
+        raise ConfigError(
             f"config file {path} is not valid TOML: {exc}", hint="fix or remove the file"
         ) from exc
-    except OSError as exc:
-        raise UsageError(f"cannot read config file {path}: {exc.strerror}") from exc
 
 
 def read_level(path: Path) -> dict[str, Any]:
@@ -132,12 +155,12 @@ def read_level(path: Path) -> dict[str, Any]:
             if found is None:
                 continue
             if not isinstance(found, list) or not all(isinstance(r, str) for r in found):
-                raise UsageError(f"{path}: `{written}` must be a list of rule strings")
+                raise ConfigError(f"{path}: `{written}` must be a list of rule strings")
             level[key] = [*level.get(key, []), *found]
     unknown: list[str] = []
     _flatten(data, Settings, "", level, unknown)
     if unknown:
-        raise UsageError(
+        raise ConfigError(
             f"{path}: " + "; ".join(_unknown_key(key) for key in unknown),
             hint="fix or remove the key in that file (README: Configuration)",
         )
@@ -212,7 +235,9 @@ def _validate(level: Mapping[str, Any], origin: Origin) -> None:
     try:
         Settings.model_validate(_nest(level))
     except ValidationError as exc:
-        raise UsageError(
+        # A flag's value is the command line's fault; a file's or a variable's, the setup's.
+        kind = UsageError if origin.name.startswith("-") else ConfigError
+        raise kind(
             "; ".join(_wrong_value(error, origin) for error in exc.errors()),
             hint="fix the value in that file" if origin.path else None,
         ) from exc

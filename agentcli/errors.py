@@ -7,8 +7,10 @@
     │   ├── ModelError             the model API failed for good (auth, bad request, ...)
     │   └── FatalToolError         security violation, missing credentials, ...
     ├── RetryableModelError        a model call may succeed if repeated (429, 529, 5xx, cut stream)
-    ├── UsageError                 bad flags or configuration: exit code 2, nothing was run
-    │   └── SessionBusyError       another live agentcli process is using the session
+    ├── UsageError                 a bad command line: exit code 2, nothing was run
+    │   ├── SessionBusyError       another live agentcli process is using the session
+    │   └── ConfigError            a config file, the data directory, the API key: exit code 2
+    │       └── JournalError       the journal cannot be used (corrupt, newer, not writable)
     └── UndoError                  undo refused or impossible (exit 1), with the files why
 
 Errors carry structured fields, not just a string, so renderers and the JSON result can
@@ -18,6 +20,7 @@ report them precisely. `TerminalReason` itself is shared vocabulary in `agentcli
 from __future__ import annotations
 
 import enum
+from pathlib import Path
 
 from agentcli.terminal_reason import TerminalReason
 
@@ -35,6 +38,8 @@ class ToolErrorKind(enum.StrEnum):
     OUTCOME_UNKNOWN = "outcome_unknown"
     NOT_EXECUTED = "not_executed"
     CANCELLED = "cancelled"
+    OS_ERROR = "os_error"
+    """The file system refused (read-only, full, I/O error): the message has its reason."""
     INTERNAL = "internal"
 
 
@@ -115,6 +120,20 @@ class UsageError(AgentError):
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+
+class ConfigError(UsageError):
+    """The setup, not the command line, is wrong: a config file, the data directory, the
+    journal, a missing API key. Exit code 2; the message names what to fix."""
+
+
+class JournalError(ConfigError):
+    """The journal database cannot be used: corrupt, written by a newer agentcli, not an
+    agentcli journal, or not writable. `path` is the file; agentcli never changes it then."""
+
+    def __init__(self, path: Path, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.path = path
 
 
 class SessionBusyError(UsageError):

@@ -129,7 +129,7 @@ class AcceptanceSection(BaseModel):
     `--accept` replaces them."""
     retries: Annotated[int, Field(ge=0), HARMLESS] = 3
     """Repair rounds after a failed check (separate from --max-turns)."""
-    timeout_s: Annotated[float, Field(gt=0), HARMLESS] = 600.0
+    timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False), HARMLESS] = 600.0
     """Seconds per check; a check that runs longer is killed and fails."""
 
 
@@ -152,7 +152,7 @@ class ContextSection(BaseModel):
 
     window_tokens: Annotated[int | None, Field(ge=1), HARMLESS] = None
     """The model's context window, in tokens (default: the model's, from the catalogue)."""
-    elide_at: Annotated[float, Field(gt=0, le=1), HARMLESS] = 0.5
+    elide_at: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False), HARMLESS] = 0.5
     """Fraction of the window a response's context may reach before old results are elided."""
     keep_recent: Annotated[int, Field(ge=1), HARMLESS] = 3
     """Tool rounds whose results are always sent in full."""

@@ -52,6 +52,8 @@ def task_state_for(reason: TerminalReason, acceptance_passed: bool | None) -> Ta
 
 
 def exit_code_for(state: TaskState, reason: TerminalReason) -> ExitCode:
+    if reason in (TerminalReason.USAGE_ERROR, TerminalReason.CONFIG_ERROR):
+        return ExitCode.USAGE
     if state in (TaskState.SUCCEEDED, TaskState.UNVERIFIED):
         return ExitCode.OK
     if state is TaskState.BUDGET_EXHAUSTED:

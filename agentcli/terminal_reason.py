@@ -23,3 +23,11 @@ class TerminalReason(enum.StrEnum):
     REFUSED = "refused"
     CONTEXT_EXHAUSTED = "context_exhausted"
     NO_PROGRESS = "no_progress"
+    # Endings of a run the loop never reached or could not finish (`agentcli run` reports them
+    # in the same result object): the error subtypes of README's "Output".
+    USAGE_ERROR = "usage_error"
+    """The command line asks for something impossible (exit 2)."""
+    CONFIG_ERROR = "config_error"
+    """A config file, the data directory, the journal or the API key is unusable (exit 2)."""
+    INTERNAL_ERROR = "internal_error"
+    """A bug in agentcli (exit 1; the traceback is in the error log)."""

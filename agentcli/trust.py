@@ -33,8 +33,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentcli.errors import UsageError
+from agentcli.errors import ConfigError
 from agentcli.paths import data_home
+from agentcli.private import private_dir
 
 STORE_NAME = "trusted_workspaces.json"
 STORE_VERSION = 1
@@ -84,6 +85,11 @@ def _read(path: Path) -> dict[str, str]:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
+    except NotADirectoryError as exc:
+        raise ConfigError(
+            f"the data directory {path.parent} cannot be used: it is not a directory",
+            hint="AGENTCLI_HOME (or the user data directory) must be a writable directory",
+        ) from exc
     except (OSError, ValueError) as exc:
         raise _broken(path, str(exc)) from exc
     workspaces = data.get("workspaces") if isinstance(data, dict) else None
@@ -95,8 +101,8 @@ def _read(path: Path) -> dict[str, str]:
     }
 
 
-def _broken(path: Path, why: str) -> UsageError:
-    return UsageError(
+def _broken(path: Path, why: str) -> ConfigError:
+    return ConfigError(
         f"the trust store {path} is unreadable: {why}",
         hint="fix or remove it (removing it untrusts every workspace)",
     )
@@ -123,7 +129,7 @@ def _write(path: Path, entries: dict[str, str]) -> None:
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """Writers serialize on a lock file beside the store (the store itself gets replaced)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     fd = os.open(path.with_name(f"{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

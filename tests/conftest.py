@@ -9,6 +9,8 @@ import pytest
 
 from agentcli.testing import guard_network
 
+CHECKOUT = Path(__file__).resolve().parents[1]
+
 
 @pytest.fixture(autouse=True)
 def _isolated(
@@ -23,6 +25,9 @@ def _isolated(
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     monkeypatch.delenv("AGENTCLI_MODEL", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
+    # `python -m agentcli` in a subprocess imports this checkout, not whichever one the
+    # virtualenv's editable install points at (a git worktree shares the virtualenv).
+    monkeypatch.setenv("PYTHONPATH", str(CHECKOUT))
     with guard_network():
         yield
 

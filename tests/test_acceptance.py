@@ -153,7 +153,10 @@ async def test_a_hanging_check_is_killed_by_its_timeout(workspace: Path) -> None
     marker = workspace / "child.pid"
     hang = f"sleep 60 & echo $! > {marker}; wait"
     report = await run_acceptance(
-        AcceptanceSettings(commands=(hang,), timeout_s=0.5), workspace, lambda _e: None
+        AcceptanceSettings(commands=(hang,), timeout_s=0.5),
+        workspace,
+        lambda _e: None,
+        spill_dir=workspace.parent / "spill",
     )
     (evidence,) = report.evidence
     assert evidence.exit_code is None and not evidence.passed
@@ -163,7 +166,10 @@ async def test_a_hanging_check_is_killed_by_its_timeout(workspace: Path) -> None
 
 async def test_checks_that_change_the_workspace_every_time_cannot_succeed(workspace: Path) -> None:
     report = await run_acceptance(
-        AcceptanceSettings(commands=("date +%s%N >> log.txt",)), workspace, lambda _e: None
+        AcceptanceSettings(commands=("date +%s%N >> log.txt",)),
+        workspace,
+        lambda _e: None,
+        spill_dir=workspace.parent / "spill",
     )
     assert not report.stable and not report.passed
     assert "change the workspace" in report.summary()
@@ -177,6 +183,7 @@ async def test_a_check_that_leaves_a_background_child_ends_with_its_command(
         AcceptanceSettings(commands=(f"sleep 60 & echo $! > {marker}; echo ok",), timeout_s=30),
         workspace,
         lambda _e: None,
+        spill_dir=workspace.parent / "spill",
     )
     (evidence,) = report.evidence
     assert evidence.passed and "ok" in evidence.output_tail
@@ -190,6 +197,7 @@ async def test_cancel_kills_the_whole_process_group(workspace: Path) -> None:
             AcceptanceSettings(commands=(f"sleep 60 & echo $! > {marker}; sleep 60",)),
             workspace,
             lambda _e: None,
+            spill_dir=workspace.parent / "spill",
         )
     )
     deadline = time.monotonic() + 60  # bounds a hang: a loaded machine starts shells slowly
@@ -388,7 +396,11 @@ async def test_checks_without_any_artifact_version_cannot_succeed(workspace: Pat
         raise SnapshotError("too many files")
 
     report = await run_acceptance(
-        AcceptanceSettings(commands=("true",)), workspace, lambda _e: None, snapshot=broken
+        AcceptanceSettings(commands=("true",)),
+        workspace,
+        lambda _e: None,
+        spill_dir=workspace.parent / "spill",
+        snapshot=broken,
     )
     assert report.evidence[0].passed and not report.passed
     assert "too many files" in report.summary()

@@ -289,3 +289,26 @@ def test_the_command_line_is_defined_once() -> None:
     assert found == {"ui/cli.py": {"typer"}}
     entry = (PACKAGE / "ui" / "entry.py").read_text()
     assert entry.count("args ==") + entry.count("not args") == 2
+
+
+def _float_options() -> list[str]:
+    import dataclasses
+
+    return [f.name for f in dataclasses.fields(RunOptions) if f.type == "float | None"]
+
+
+def test_the_float_options_are_found() -> None:
+    assert set(_float_options()) == {"max_cost", "timeout"}
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN", "Infinity", "1e999"])
+@pytest.mark.parametrize("option", _float_options())
+def test_a_non_finite_number_is_a_usage_error_naming_the_option(option: str, value: str) -> None:
+    """typer reads these as floats (`1e999` overflows to inf): a budget of nan would stop the
+    task at once, one of inf would be no budget at all."""
+    from agentcli.ui.run import build_budget
+
+    flag = "--" + option.replace("_", "-")
+    with pytest.raises(UsageError) as caught:
+        build_budget(RunOptions(task="t", **{option: float(value)}))
+    assert caught.value.message.startswith(f"{flag} must be a finite number")

@@ -226,6 +226,8 @@ def test_task_from_stdin_and_stdin_as_context(server: FakeMessagesServer, worksp
         (["run", "--bogus-flag", "x"], "No such option"),
         (["run", "x", "--output-format", "yaml"], "output-format"),
         (["run", "x", "--max-turns", "0"], "--max-turns"),
+        (["run", "x", "--max-cost", "nan"], "--max-cost must be a finite number"),
+        (["run", "x", "--timeout", "inf"], "--timeout must be a finite number"),
         (["run", "x", "--max-cost", "1", "-m", "mystery-model"], "price"),
         (["run", "x", "--permission-mode", "godmode"], "permission mode"),
         (["run", "x", "-C", "/nonexistent/dir"], "not a directory"),

@@ -9,6 +9,7 @@ journal exactly as it was: crash recovery would otherwise mark the running call
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -94,6 +95,18 @@ def test_a_session_in_use_is_refused_and_left_untouched(
                 timeout=60,
             )
             assert (refused.returncode, refused.stderr, refused.stdout) == (2, expected, ""), args
+        as_json = subprocess.run(
+            [*AGENTCLI, "run", "--continue", "go on", "--output-format", "json"],
+            cwd=workspace,
+            env=env_for(server),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (as_json.returncode, as_json.stderr) == (2, expected)
+        result = json.loads(as_json.stdout)  # the one result object, nothing else
+        assert (result["terminal_reason"], result["error"]) == ("usage_error", expected[17:-1])
         assert server.requests == []
     assert journal_state() == before
     assert busy_run.poll() is None  # the holder never noticed

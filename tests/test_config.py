@@ -76,3 +76,31 @@ def test_well_typed_settings_are_used(workspace: Path) -> None:
     assert manager.acceptance.retries == 1
     assert manager.acceptance.timeout_s == 5.0
     assert manager.convergence.repeat_limit == 4
+
+
+def _float_settings() -> list[str]:
+    from agentcli.config import leaf_fields
+
+    return [key for key, info in leaf_fields().items() if info.annotation is float]
+
+
+def test_there_are_float_settings_to_check() -> None:
+    assert {"acceptance.timeout_s", "context.elide_at"} <= set(_float_settings())
+
+
+@pytest.mark.parametrize("literal", ["nan", "inf", "-inf", "+nan"])
+@pytest.mark.parametrize("key", _float_settings())
+def test_a_non_finite_number_is_a_usage_error_for_every_float_setting(
+    workspace: Path, key: str, literal: str
+) -> None:
+    """TOML has `nan` and `inf`: a timeout of nan would end every check at once, one of inf
+    never; neither is a number anyone means."""
+    section, name = key.split(".")
+    path = write_config(workspace, f"[{section}]\n{name} = {literal}\n")
+    with pytest.raises(UsageError) as caught:
+        build_manager(
+            RunOptions(task="x", cwd=workspace), discard, model_factory=lambda _: ScriptedModel([])
+        )
+    message = caught.value.message
+    assert f"`{key}`" in message and str(path) in message
+    assert "must be a finite number" in message

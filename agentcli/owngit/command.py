@@ -134,6 +134,7 @@ def run_git(
             stdin=subprocess.DEVNULL if stdin is None else None,
             capture_output=True,
             check=False,
+            umask=0o077,  # what it writes is agentcli's private git dir (file contents)
         )
     except OSError as exc:
         raise GitError(args, None, str(exc)) from exc

@@ -37,9 +37,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.errors import ConfigError
 from agentcli.owngit.command import NO_REPOSITORY, GitError, find_git, run_git
 from agentcli.owngit.discover import Layout, last_value, locate, settle, user_config
 from agentcli.paths import data_home
+from agentcli.private import private_dir, write_private
 
 OBJECT_FORMATS = ("sha1", "sha256")
 STAT_SETTINGS = (
@@ -213,7 +215,7 @@ class OwnRepo:
                 return
         except FileNotFoundError:
             pass
-        stamp.touch()
+        stamp.touch(mode=0o600)
         cutoff = now - SCRATCH_MAX_AGE_S
         for fan in (self.private_dir / "objects").iterdir():
             if len(fan.name) != 2 or not fan.is_dir():
@@ -243,9 +245,17 @@ def find_repo(workspace: Path) -> OwnRepo | None:
     object_format = (last_value(layout.config, "extensions.objectformat") or "sha1").lower()
     if object_format not in OBJECT_FORMATS:
         return None
+    try:
+        private = _prepare(layout, object_format)
+    except OSError as exc:  # the data directory, not the repository: the setup is broken
+        raise ConfigError(
+            f"agentcli's git directory {private_dir_for(layout.work_tree)} cannot be made: "
+            f"{exc.strerror or exc}" + (f" ({exc.filename})" if exc.filename else ""),
+            hint="AGENTCLI_HOME (or the user data directory) must be a writable directory",
+        ) from exc
     repo = OwnRepo(
         layout=layout,
-        private_dir=_prepare(layout, object_format),
+        private_dir=private,
         git=git,
         settings=_settings(layout, git),
     )
@@ -276,7 +286,7 @@ def private_dir_for(work_tree: Path) -> Path:
 def _prepare(layout: Layout, object_format: str) -> Path:
     private = private_dir_for(layout.work_tree)
     for sub in ("objects/info", "pinned", "refs", "info"):
-        (private / sub).mkdir(parents=True, exist_ok=True)
+        private_dir(private / sub)
     private.chmod(0o700)
     if not (private / "HEAD").exists():
         _write_if_changed(private / "HEAD", "ref: refs/heads/main\n")
@@ -315,7 +325,7 @@ def _write_if_changed(path: Path, text: str) -> None:
     except FileNotFoundError:
         pass
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, errors="surrogateescape")
+    write_private(tmp, text.encode("utf-8", errors="surrogateescape"))
     tmp.replace(path)
 
 
@@ -334,7 +344,7 @@ def _sync_file(source: Path, copy: Path) -> None:
     except FileNotFoundError:
         pass
     tmp = copy.with_name(f".{copy.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
+    write_private(tmp, data)
     tmp.replace(copy)
 
 
@@ -344,9 +354,9 @@ def _loose_path(store: Path, oid: str) -> Path:
 
 def _write_loose(store: Path, oid: str, kind: str, content: bytes) -> None:
     path = _loose_path(store, oid)
-    path.parent.mkdir(exist_ok=True)
+    private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(zlib.compress(f"{kind} {len(content)}\0".encode() + content))
+    write_private(tmp, zlib.compress(f"{kind} {len(content)}\0".encode() + content))
     tmp.replace(path)
 
 

@@ -18,6 +18,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from agentcli.errors import UsageError
+from agentcli.private import private_dir
 
 
 def append_allow_rule(path: Path, rule: str) -> bool:
@@ -26,7 +27,7 @@ def append_allow_rule(path: Path, rule: str) -> bool:
     Returns False when the rule was already there. Raises UsageError when the file is not
     valid TOML (it is left untouched) and OSError when it cannot be written.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(directory, fcntl.LOCK_EX)

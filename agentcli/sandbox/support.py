@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from agentcli.private import write_private
 from agentcli.sandbox import landlock, seccomp
 from agentcli.sandbox.bootstrap import helper_argv, helper_program
 
@@ -199,8 +200,7 @@ def _write_cache(path: Path | None, support: SandboxSupport) -> None:
     if path is None:
         return
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(asdict(support)))
+        write_private(path, json.dumps(asdict(support)).encode())
 
 
 def sandbox_report(support: SandboxSupport | None = None) -> list[str]:

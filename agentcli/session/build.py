@@ -20,7 +20,7 @@ from agentcli.catalogue import ModelSpec, choice_notices
 from agentcli.context import ContextSettings, ContextView
 from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
-from agentcli.errors import UsageError
+from agentcli.errors import ConfigError, UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.instructions import instruction_files, system_prompt
 from agentcli.loop import LoopSettings
@@ -33,6 +33,7 @@ from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompte
 from agentcli.permissions.setup import build_permissions
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
 from agentcli.settings import Settings
+from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import SessionRow
 from agentcli.tools.base import ToolContext
@@ -59,9 +60,9 @@ def locate(
 
 
 def require_api_key() -> None:
-    """UsageError (exit 2, before any session exists) when there is no credential."""
+    """ConfigError (exit 2, before any session exists) when there is no credential."""
     if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        raise UsageError(
+        raise ConfigError(
             "ANTHROPIC_API_KEY is not set",
             hint="export ANTHROPIC_API_KEY=sk-ant-… (or set ANTHROPIC_AUTH_TOKEN)",
         )
@@ -76,7 +77,7 @@ def anthropic_client(name: str) -> ModelClient:
 
 
 def make_model(name: str) -> ModelClient:
-    """The client for model `name`; UsageError without an API key. The SDK is imported when the
+    """The client for model `name`; ConfigError without an API key. The SDK is imported when the
     first request goes out, so the session and the task's prompt are journaled before it."""
     require_api_key()
     return DeferredModel(name, lambda: anthropic_client(name))
@@ -200,6 +201,7 @@ def open_with_model(
     at once and before the SDK import; its lock is then held until the process exits."""
     lock = SessionLock.acquire(resumed.id) if resumed is not None else None
     try:
+        connect().close()  # a journal that cannot be used is refused before the SDK import
         model = model_factory(model_name)
         session = open_session(
             resumed,

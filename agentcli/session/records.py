@@ -8,13 +8,14 @@ live process uses it (and may be changing those very files), undo is refused at 
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.errors import UsageError
 from agentcli.store import queries
-from agentcli.store.db import connect
+from agentcli.store.db import connect, journal_error, journal_path
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import CallRow, SessionRow, TaskRow
 
@@ -23,6 +24,14 @@ if TYPE_CHECKING:
     from agentcli.undo import UndoResult
 
 __all__ = ["CallRow", "SessionRow", "TaskRow"]  # re-exported: what these functions return
+
+
+def journal_failure(exc: BaseException) -> BaseException:
+    """`exc`, or, when it is SQLite's (the journal is agentcli's one database), the JournalError
+    that names the journal and says what is wrong with it."""
+    if not isinstance(exc, sqlite3.Error):
+        return exc
+    return journal_error(journal_path(), exc)
 
 
 def find(session_id: str, conn: Any = None) -> SessionRow:

@@ -26,8 +26,9 @@ import re
 from pathlib import Path
 from types import TracebackType
 
-from agentcli.errors import SessionBusyError, UsageError
+from agentcli.errors import ConfigError, SessionBusyError
 from agentcli.paths import data_home
+from agentcli.private import private_dir
 
 LOCKS_DIR = "locks"
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]+")
@@ -56,13 +57,16 @@ class SessionLock:
     @classmethod
     def acquire(cls, session_id: str, *, home: Path | None = None) -> SessionLock:
         """Take the lock of `session_id` now, or raise SessionBusyError if a live process holds
-        it (UsageError if the lock file cannot be made)."""
+        it (ConfigError if the lock file cannot be made)."""
         path = lock_path(session_id, home)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(path.parent)
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         except OSError as exc:
-            raise UsageError(f"cannot lock session {session_id}: {exc}") from exc
+            raise ConfigError(
+                f"cannot lock session {session_id}: {exc.strerror or exc} ({path})",
+                hint="AGENTCLI_HOME (or the user data directory) must be a writable directory",
+            ) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -71,7 +75,7 @@ class SessionLock:
             raise SessionBusyError(session_id, holder) from None
         except OSError as exc:  # e.g. a file system without locks
             os.close(fd)
-            raise UsageError(f"cannot lock session {session_id}: {exc}") from exc
+            raise ConfigError(f"cannot lock session {session_id}: {exc.strerror or exc}") from exc
         with contextlib.suppress(OSError):  # the pid is a courtesy to the refused; no pid is fine
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

@@ -145,10 +145,11 @@ class Glob(SearchTool[GlobInput]):
         text = "\n".join(shown)
         if len(shown) < len(paths):
             spill = new_spill_path(ctx.data_dir, "glob")
-            save_spill("\n".join(paths) + "\n", spill)
+            unsaved = save_spill("\n".join(paths) + "\n", spill)
+            rest = f"read the full list (newest first) with {read_on(spill, len(shown) + 1)}"
             text += (
                 f"\n[showing the {len(shown)} most recently modified of {len(paths)} matching "
-                f"files. Narrow the pattern or path to see the rest, or read the full list "
-                f"(newest first) with {read_on(spill, len(shown) + 1)}]"
+                "files. Narrow the pattern or path to see the rest"
+                + (f", or {rest}]" if unsaved is None else f" ({unsaved})]")
             )
         return ToolOutput(text=text + note, source=source)

@@ -343,7 +343,7 @@ def _cut_notice(
     ctx: ToolContext,
 ) -> str:
     spill = new_spill_path(ctx.data_dir, "grep")
-    save_spill("\n".join([header, *(line for line, *_ in rows)]) + "\n", spill)
+    unsaved = save_spill("\n".join([header, *(line for line, *_ in rows)]) + "\n", spill)
     files_shown = rows[shown_rows - 1][1] + 1
     # The last file shown is complete only if the cut falls between two files.
     complete = files_shown - (rows[shown_rows][1] == rows[shown_rows - 1][1])
@@ -356,7 +356,7 @@ def _cut_notice(
             f"complete files of {len(hits)}; {total_matches - matches_shown} matching lines "
             "omitted"
         )
-    return (
-        f"[{what}. Narrow the search with a more specific pattern, `path` or `glob`, or read "
-        f"the full result with {read_on(spill, shown_rows + 2)}]"
+    rest = f"read the full result with {read_on(spill, shown_rows + 2)}"
+    return f"[{what}. Narrow the search with a more specific pattern, `path` or `glob`" + (
+        f", or {rest}]" if unsaved is None else f" ({unsaved})]"
     )

@@ -9,10 +9,12 @@ only), so an `offset` quoted in a notice is the line `read_file` shows at that n
 from __future__ import annotations
 
 import codecs
+import contextlib
 import uuid
 from pathlib import Path
 from typing import BinaryIO
 
+from agentcli.private import open_private, write_private
 from agentcli.truncation import keep_ends
 
 DEFAULT_OUTPUT_CAP = 30_000
@@ -42,10 +44,22 @@ def new_spill_path(data_dir: Path, stem: str) -> Path:
     return data_dir / "spill" / f"{safe}-{uuid.uuid4().hex[:8]}.txt"
 
 
-def save_spill(text: str, spill_path: Path) -> None:
-    spill_path.parent.mkdir(parents=True, exist_ok=True)
-    # surrogateescape: a name that is not UTF-8 is written back as its bytes.
-    spill_path.write_text(text, encoding="utf-8", errors="surrogateescape", newline="")
+def save_spill(text: str, spill_path: Path) -> str | None:
+    """Keep `text` in a spill file (only the user may read it: it holds file contents and
+    command output). None when saved; else why it could not be (the file system's reason,
+    e.g. a full disk), for the notice to say instead of pointing at a file that is not there."""
+    try:
+        # surrogateescape: a name that is not UTF-8 is written back as its bytes.
+        write_private(spill_path, text.encode("utf-8", errors="surrogateescape"))
+    except OSError as exc:
+        return _unsaved(spill_path, exc)
+    return None
+
+
+def _unsaved(spill_path: Path, exc: OSError) -> str:
+    with contextlib.suppress(OSError):
+        spill_path.unlink()  # a partial copy would pass for the whole
+    return f"the full output could not be saved ({exc.strerror or exc})"
 
 
 def read_on(spill_path: Path, offset: int) -> str:
@@ -57,7 +71,7 @@ def cap_head(text: str, limit: int, spill_path: Path) -> str:
     kept = keep_ends(text, limit)
     if kept is None:
         return text
-    save_spill(text, spill_path)
+    unsaved = save_spill(text, spill_path)
     head = kept.head
     cut = head.rfind("\n")
     if cut >= limit // 2:
@@ -72,8 +86,12 @@ def cap_head(text: str, limit: int, spill_path: Path) -> str:
     joiner = "" if head.endswith("\n") else "\n"
     return (
         f"{head}{joiner}[output truncated: showing characters 1-{len(head)} ({shown}) of "
-        f"{len(text)} characters ({count_lines(text)} lines). Full output saved to "
-        f"{spill_path}; read on with {read_on(spill_path, offset)}]"
+        f"{len(text)} characters ({count_lines(text)} lines). "
+        + (
+            f"Full output saved to {spill_path}; read on with {read_on(spill_path, offset)}]"
+            if unsaved is None
+            else f"{unsaved[:1].upper()}{unsaved[1:]}.]"
+        )
     )
 
 
@@ -110,6 +128,9 @@ class HeadTailCollector:
         self._last_byte = b""
         self._spill: BinaryIO | None = None
         self._spilled = 0
+        self._outgrown = False
+        self._unsaved: str | None = None
+        """Why the spill file could not be written (the output is still capped)."""
 
     def feed(self, data: bytes) -> None:
         if not data:
@@ -117,13 +138,16 @@ class HeadTailCollector:
         self._total += len(data)
         self._newlines += data.count(b"\n")
         self._last_byte = data[-1:]
-        if self._spill is None:
+        if not self._outgrown:
             self._head += data
             if self._total <= self.limit:
                 return
             # The stream just outgrew the cap: from now on keep a head, a tail and the spill.
-            self.spill_path.parent.mkdir(parents=True, exist_ok=True)
-            self._spill = self.spill_path.open("wb")
+            self._outgrown = True
+            try:
+                self._spill = open_private(self.spill_path)
+            except OSError as exc:
+                self._unsaved = _unsaved(self.spill_path, exc)
             self._write_spill(bytes(self._head))
             self._tail = self._head[-self._half :]
             del self._head[self._half :]
@@ -134,19 +158,31 @@ class HeadTailCollector:
             del self._tail[: len(self._tail) - self._half]
 
     def _write_spill(self, data: bytes) -> None:
-        assert self._spill is not None
         room = MAX_SPILL_BYTES - self._spilled
-        if room > 0:
+        if self._spill is None or room <= 0:
+            return
+        try:
             self._spill.write(data[:room])
-            self._spilled += min(room, len(data))
+        except OSError as exc:  # e.g. the disk filled up: the command goes on, unspilled
+            with contextlib.suppress(OSError):
+                self._spill.close()
+            self._spill = None
+            self._unsaved = _unsaved(self.spill_path, exc)
+            return
+        self._spilled += min(room, len(data))
 
     def finish(self) -> CollectedOutput:
         """Close the spill file and return the text for the model."""
         total_lines = self._newlines + (0 if self._last_byte in (b"", b"\n") else 1)
-        if self._spill is None:
+        if not self._outgrown:
             text = decode_output(bytes(self._head))
             return CollectedOutput(text, self._total, total_lines, truncated=False)
-        self._spill.close()
+        if self._spill is not None:
+            try:
+                self._spill.close()
+            except OSError as exc:  # the last buffered bytes did not fit either
+                self._unsaved = _unsaved(self.spill_path, exc)
+            self._spill = None
         head = bytes(self._head[: self._half])
         tail = bytes(self._tail[-self._half :])
         text = self._head_tail_text(head, tail, total_lines)
@@ -176,10 +212,15 @@ class HeadTailCollector:
             if self._total > MAX_SPILL_BYTES
             else ""
         )
+        saved = (
+            f"Full output saved to {self.spill_path}{partial}; "
+            f"read the omitted part with {read_on(self.spill_path, offset)}"
+            if self._unsaved is None
+            else f"{self._unsaved[:1].upper()}{self._unsaved[1:]}"
+        )
         notice = (
             f"[... {omitted} omitted; showing {shown} of {total_lines} lines "
-            f"({self._total} bytes). Full output saved to {self.spill_path}{partial}; "
-            f"read the omitted part with {read_on(self.spill_path, offset)} ...]"
+            f"({self._total} bytes). {saved} ...]"
         )
         head_text = decode_output(head, cut_after=True)
         tail_text = decode_output(tail, cut_before=True)

@@ -171,10 +171,16 @@ def commit(plan: WritePlan, ctx: ToolContext, roots: Iterable[Path]) -> None:
 
 
 def write_atomic(path: Path, data: bytes, roots: Iterable[Path]) -> None:
-    """Replace or create `path` (a resolved real path inside one of `roots`) with `data`."""
+    """Replace or create `path` (a resolved real path inside one of `roots`) with `data`.
+    A write the file system refuses (read-only, full, ...) is a ToolError with its reason, and
+    the file is as it was: the temp file never replaced it."""
     dir_fd = _open_parent(path, roots)
     try:
         _replace_in_dir(dir_fd, path.name, data)
+    except OSError as exc:
+        raise ToolError(
+            ToolErrorKind.OS_ERROR, f"cannot write {path}: {_reason(exc)}; nothing was written"
+        ) from exc
     finally:
         os.close(dir_fd)
 
@@ -229,6 +235,8 @@ def _replace_in_dir(dir_fd: int, name: str, data: bytes) -> None:
     if existing is not None and not stat.S_ISREG(existing.st_mode):
         kind = "a symlink" if stat.S_ISLNK(existing.st_mode) else "not a regular file"
         raise ToolError(ToolErrorKind.PERMISSION_DENIED, f"{name} is {kind}; nothing was written")
+    if existing is not None:
+        _check_writable(dir_fd, name)
     temp = f".{name}.agentcli-{uuid.uuid4().hex[:8]}.tmp"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(temp, flags, 0o666, dir_fd=dir_fd)
@@ -246,7 +254,33 @@ def _replace_in_dir(dir_fd: int, name: str, data: bytes) -> None:
         raise
 
 
+# The path itself is wrong (the model can fix it); anything else is the file system's own
+# refusal (permissions, read-only, full, I/O error): an `os_error` with the reason.
+_BAD_PATH = frozenset({errno.ENOTDIR, errno.ENOENT, errno.EISDIR, errno.ENAMETOOLONG})
+
+
+def _check_writable(dir_fd: int, name: str) -> None:
+    """Raise the OS's reason if the existing file `name` may not be written (read-only mode,
+    immutable, a read-only file system). Replacing it by rename would get past a read-only
+    mode in a writable directory; a read-only file is the user's word that it stays as it is.
+    Opening it for writing, without truncating, changes nothing."""
+    try:
+        fd = os.open(name, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno != errno.ETXTBSY:  # a running program: replacing it is fine
+            raise
+    else:
+        os.close(fd)
+
+
 def _os_error(path: Path, exc: OSError) -> ToolError:
-    if isinstance(exc, PermissionError):
-        return ToolError(ToolErrorKind.PERMISSION_DENIED, f"{path}: {exc.strerror}")
-    return ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"{path}: {exc.strerror or exc}")
+    if exc.errno in _BAD_PATH:
+        return ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"{path}: {exc.strerror or exc}")
+    return ToolError(ToolErrorKind.OS_ERROR, f"{path}: {_reason(exc)}")
+
+
+def _reason(exc: OSError) -> str:
+    """The OS's reason, with the errno's name: `No space left on device (ENOSPC)`."""
+    name = errno.errorcode.get(exc.errno or 0)
+    reason = exc.strerror or str(exc)
+    return f"{reason} ({name})" if name else reason

@@ -20,7 +20,6 @@ from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.errors import UsageError
-from agentcli.ui.safe import visible
 
 
 class _Commands(TyperGroup):
@@ -374,24 +373,12 @@ def run_app(args: list[str]) -> int:
 
 
 def guarded(call: Callable[[], int]) -> int:
-    """Run a command: a UsageError becomes one line and exit code 2; a bug becomes one line,
-    exit code 1 and a traceback in the error log."""
+    """Run a command: whatever stops it becomes one line on stderr and its exit code
+    (`ui.failure`: 2 for a usage or configuration error, 130 for Ctrl-C, 1 and a traceback in
+    the error log for a bug)."""
     try:
         return call()
-    except KeyboardInterrupt:  # Ctrl-C before a command installs its own handlers
-        sys.stderr.write("\nagentcli: aborted\n")
-        return 130
-    except UsageError as exc:
-        sys.stderr.write(f"agentcli: error: {visible(exc.message)}\n")
-        if exc.hint:
-            sys.stderr.write(f"  hint: {visible(exc.hint)}\n")
-        return 2
-    except Exception as exc:  # a bug: one line for the user, the traceback in a log file
-        from agentcli.ui.errorlog import log_internal_error
+    except (Exception, KeyboardInterrupt) as exc:  # Ctrl-C before a command handles SIGINT
+        from agentcli.ui.failure import failure_of, report
 
-        log = log_internal_error(exc)
-        where = f" (details in {log})" if log is not None else ""
-        sys.stderr.write(
-            f"agentcli: internal error: {type(exc).__name__}: {visible(str(exc))}{where}\n"
-        )
-        return 1
+        return report(failure_of(exc))

@@ -7,6 +7,7 @@ import traceback
 from pathlib import Path
 
 from agentcli.paths import data_home
+from agentcli.private import open_private
 
 
 def log_internal_error(exc: BaseException, name: str = "errors.log") -> Path | None:
@@ -14,10 +15,10 @@ def log_internal_error(exc: BaseException, name: str = "errors.log") -> Path | N
     be written."""
     try:
         log = data_home() / name
-        log.parent.mkdir(parents=True, exist_ok=True)
         # A message may hold a name that is not UTF-8 (a lone surrogate): logged escaped.
-        with log.open("a", encoding="utf-8", errors="backslashreplace") as handle:
-            handle.write("".join(traceback.format_exception(exc)) + "\n")
+        with open_private(log, "ab") as handle:
+            text = "".join(traceback.format_exception(exc)) + "\n"
+            handle.write(text.encode("utf-8", errors="backslashreplace"))
     except OSError:
         return None
     return log

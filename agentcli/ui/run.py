@@ -1,6 +1,11 @@
 """`agentcli run`: turn the options into settings and a budget, have the session core
 (`agentcli.session`) build the session, run one task, report, exit.
 
+Every ending is reported the same way: a task's own result, or, when the run cannot start or
+go on (a usage or configuration error, a broken journal, Ctrl-C before the task, a bug), a
+failure (`ui.failure`) said on stderr and, in json and stream-json mode, printed as the one
+result object with the failure's subtype as `terminal_reason` and its message as `error`.
+
 Signals: the first SIGINT/SIGTERM cancels the task (model stream and tool waits stop, the history
 stays valid, exit 130); a second one exits at once.
 """
@@ -9,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import math
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,12 +32,15 @@ from agentcli.permissions import Prompter
 from agentcli.session.build import build_manager as build_session
 from agentcli.session.build import locate, make_model
 from agentcli.settings import Settings
-from agentcli.tasks import ExitCode, TaskResult, TaskState
+from agentcli.tasks import ExitCode, TaskResult, TaskState, task_state_for
 from agentcli.terminal_reason import TerminalReason
 from agentcli.tools.process_group import kill_live_groups
+from agentcli.ui.failure import Failure, failure_of, report
 from agentcli.ui.render import StreamJson, TextProgress, print_result
 from agentcli.ui.safe import visible
 from agentcli.usage import Budget, Usage
+
+FORMATS = ("text", "json", "stream-json")
 
 
 @dataclass(kw_only=True)
@@ -65,17 +75,34 @@ def read_task(task: str | None) -> str:
             raise UsageError(
                 "no task given", hint='agentcli run "describe the task" (or pipe the task on stdin)'
             )
-        text = sys.stdin.read().strip()
+        text = read_stdin().strip()
         if not text:
             raise UsageError("the task read from stdin is empty")
         return text
     if not task.strip():
         raise UsageError("the task is empty")
     if stdin_piped:
-        context = sys.stdin.read()
+        context = read_stdin()
         if context.strip():
             return f"{task}\n\n<stdin>\n{context.rstrip()}\n</stdin>"
     return task
+
+
+def read_stdin() -> str:
+    """All of stdin, which must be UTF-8 text (the model is sent text; bytes that are not
+    would be mangled or lost on the way)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream put in place of the real stdin
+        return sys.stdin.read()
+    data: bytes = buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"stdin is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+            hint="convert it first, e.g. `iconv -f latin1 -t utf-8`, or pass the task as an "
+            "argument",
+        ) from exc
 
 
 def build_budget(options: RunOptions) -> Budget:
@@ -84,6 +111,8 @@ def build_budget(options: RunOptions) -> Budget:
         if value is not None and value < 1:
             raise UsageError(f"{name} must be at least 1 (got {value})")
     for name, number in (("--max-cost", options.max_cost), ("--timeout", options.timeout)):
+        if number is not None and not math.isfinite(number):
+            raise UsageError(f"{name} must be a finite number (got {number})")
         if number is not None and number <= 0:
             raise UsageError(f"{name} must be positive (got {number})")
     return Budget(
@@ -234,25 +263,63 @@ def terminal_prompter() -> Prompter | None:
 
 
 def run_command(options: RunOptions) -> int:
-    """Run one task; return the process exit code. UsageError propagates (exit 2)."""
-    if options.output_format not in ("text", "json", "stream-json"):
+    """Run one task; return the process exit code. Whatever ends the run, the user is told in
+    the output format asked for (an unknown format itself is a plain usage error, exit 2)."""
+    if options.output_format not in FORMATS:
         raise UsageError(
             f"unknown --output-format {options.output_format!r}",
             hint="one of text, json, stream-json",
         )
-    prompt = read_task(options.task)
-    events = event_sink(options)
-    manager = build_manager(options, events, prompter=terminal_prompter())
-    stream = events if isinstance(events, StreamJson) else None
-    if stream is not None:
-        stream.start(
-            session_id=manager.session_id,
-            cwd=str(manager.tool_context.workspace),
-            model=manager.model.model,
-            permission_mode=manager.settings.permission_mode.value,
-            tools=[tool.name for tool in manager.tools],
-        )
-    _collect_garbage_again()
-    result = asyncio.run(_run_with_signals(manager, prompt))
+    started = time.monotonic()
+    manager: ConversationManager | None = None
+    stream: StreamJson | None = None
+    try:
+        prompt = read_task(options.task)
+        events = event_sink(options)
+        stream = events if isinstance(events, StreamJson) else None
+        manager = build_manager(options, events, prompter=terminal_prompter())
+        if stream is not None:
+            stream.start(
+                session_id=manager.session_id,
+                cwd=str(manager.tool_context.workspace),
+                model=manager.model.model,
+                permission_mode=manager.settings.permission_mode.value,
+                tools=[tool.name for tool in manager.tools],
+            )
+        _collect_garbage_again()
+        result = asyncio.run(_run_with_signals(manager, prompt))
+    except (Exception, KeyboardInterrupt) as exc:
+        failure = failure_of(exc)
+        session_id = "" if manager is None else manager.session_id
+        duration_s = time.monotonic() - started
+        return report_failure(failure, options, session_id, duration_s, stream)
     print_result(result, options.output_format, quiet=options.quiet, stream=stream)
     return int(result.exit_code)
+
+
+def report_failure(
+    failure: Failure,
+    options: RunOptions,
+    session_id: str,
+    duration_s: float,
+    stream: StreamJson | None = None,
+) -> int:
+    """Say why the run ended without a task result: on stderr, and in json and stream-json mode
+    as the result object (no session or task yet: their ids are empty)."""
+    code = report(failure)
+    if options.output_format != "text":
+        error = failure.message + (f" (hint: {failure.hint})" if failure.hint else "")
+        result = TaskResult(
+            session_id=session_id,
+            task_id="",
+            state=task_state_for(failure.reason, None),
+            reason=failure.reason,
+            final_text=None,
+            turns=0,
+            duration_s=duration_s,
+            usage=Usage(),
+            cost_usd=None,
+            error=error,
+        )
+        print_result(result, options.output_format, quiet=True, stream=stream)
+    return code

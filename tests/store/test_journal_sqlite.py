@@ -17,7 +17,7 @@ from agentcli.errors import SessionBusyError
 from agentcli.messages import Message, pairing_problems
 from agentcli.permissions import PermissionMode
 from agentcli.session.opening import find_resumed, open_session, resume_into
-from agentcli.store import db, queries
+from agentcli.store import db, queries, schema
 from agentcli.store.db import connect, migrate
 from agentcli.store.lock import SessionLock
 from agentcli.store.sqlite import SessionNotFoundError, SqliteJournal
@@ -39,7 +39,7 @@ def test_an_older_journal_is_upgraded_in_place(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "old.sqlite3"
-    monkeypatch.setattr(db, "MIGRATIONS", db.MIGRATIONS[:1])
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:1])
     old = connect(path)
     old.execute(
         "INSERT INTO sessions (id, workspace, model, created_at, updated_at) "

@@ -137,8 +137,8 @@ def test_a_journal_path_that_is_not_a_directory_is_a_usage_error(
     monkeypatch.setenv("AGENTCLI_HOME", str(not_a_dir))
     assert run_app(["sessions", "list", "--all"]) == 2
     err = capsys.readouterr().err
-    assert "cannot open the journal" in err and "AGENTCLI_HOME" in err
-    assert "Traceback" not in err
+    assert f"the data directory {not_a_dir} cannot be used: Not a directory" in err
+    assert "AGENTCLI_HOME" in err and "Traceback" not in err
 
 
 def test_an_internal_error_is_one_line_and_a_log_not_a_traceback(

@@ -21,6 +21,8 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import ColorDepth, Output
 from prompt_toolkit.shortcuts import PromptSession
 
+from agentcli.private import open_private
+
 PROMPT = "❯ "
 MAX_PATH_COMPLETIONS = 200
 SKIPPED_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv", ".mypy_cache"})
@@ -125,8 +127,7 @@ def key_bindings() -> KeyBindings:
 def open_history(path: Path) -> History:
     """The history file, or (if the data dir is not writable) an in-memory history."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch(exist_ok=True)
+        open_private(path, "ab").close()  # what the user typed is theirs alone
     except OSError:
         return InMemoryHistory()
     return FileHistory(str(path))
