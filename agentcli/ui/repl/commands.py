@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from agentcli.errors import UsageError
-from agentcli.ui.repl import features
+from agentcli.ui.repl import call_log, features
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.host import ReplHost as Repl
@@ -50,7 +50,8 @@ async def _help(repl: Repl, arg: str) -> None:
         text.append(f"{command.help}\n")
     text.append(
         "\n  Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line · @path completes "
-        "files\n  Ctrl-C cancels a running task · Ctrl-D or /exit quits\n",
+        "files\n  Ctrl-O or /show opens the latest tool call's full output (/calls lists them; "
+        "q or Esc comes back)\n  Ctrl-C cancels a running task · Ctrl-D or /exit quits\n",
         style="dim",
     )
     repl.console.print(text, end="")
@@ -148,6 +149,15 @@ COMMANDS: dict[str, Command] = {
             "/resume", "/resume [ID]", "Resume a session (default: the latest).", features.resume
         ),
         Command("/tools", "/tools", "List the tools the model can use.", _tools),
+        Command(
+            "/calls", "/calls", "List this session's tool calls, numbered.", call_log.list_calls
+        ),
+        Command(
+            "/show",
+            "/show [N]",
+            "Page through tool call N in full (default: the latest).",
+            call_log.show_call,
+        ),
     )
 }
 

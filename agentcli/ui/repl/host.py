@@ -27,6 +27,8 @@ class ReplHost(Protocol):
     status: Status
     exiting: bool
     last_result: TaskResult | None
+    io: dict[str, Any]
+    """The terminal's input and output (prompt-toolkit's; None: the real terminal)."""
 
     @property
     def view(self) -> TaskView | None: ...
