@@ -86,3 +86,21 @@ async def test_help_says_how_to_see_a_calls_output(workspace: Path) -> None:
     assert "Ctrl-O or /show opens the latest tool call's full output" in out
     assert "/calls" in out
     assert "no tool calls yet in this session" in out
+
+
+async def test_bang_runs_a_command_and_its_output_goes_with_the_next_message(
+    workspace: Path,
+) -> None:
+    (workspace / "notes.txt").write_text("alpha\n")
+    model = ScriptedModel([respond(text("seen"))])
+    keys = (
+        "!cat notes.txt; printf 'x\\033]0;pwned\\007\\n'; exit 3\r" + "what failed?\r" + "/exit\r"
+    )
+    out, _ = await run(workspace, model, keys)
+    assert "$ cat notes.txt;" in out
+    assert "  alpha\n" in out
+    assert "x\\x1b]0;pwned\\x07" in out and "\x1b]0;pwned" not in out
+    assert "exit 3 · added to the context of your next message" in out
+    sent = model.requests[0].messages[-1].text
+    assert "`cat notes.txt;" in sent and "exited 3" in sent and "alpha" in sent
+    assert sent.endswith("what failed?")

@@ -29,6 +29,7 @@ from rich.text import Text
 from agentcli.errors import UsageError
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.ui.repl import commands
+from agentcli.ui.repl.bang import with_context
 from agentcli.ui.repl.call_log import show_call
 from agentcli.ui.repl.input import (
     ReplCompleter,
@@ -86,6 +87,7 @@ class Repl:
         self._view: TaskView | None = None
         self._task: asyncio.Task[Any] | None = None
         self.last_result: TaskResult | None = None
+        self.shell_notes: list[str] = []
         self._sigints = 0
         self._retired: list[object] = []
         self.session = make_session(
@@ -303,6 +305,7 @@ class Repl:
         self.status.task_began()
         if self._view is not None:
             self._view.begin_task()
+        prompt = with_context(self.shell_notes, prompt)
         result, cancelled = await self.run_cancellable(manager.run_task(prompt))
         if cancelled:
             from agentcli.ui.run import aborted_result

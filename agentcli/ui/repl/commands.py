@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from agentcli.errors import UsageError
-from agentcli.ui.repl import call_log, features
+from agentcli.ui.repl import bang, call_log, features
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.host import ReplHost as Repl
@@ -36,11 +36,24 @@ class Command:
 
 
 def parse(line: str) -> tuple[str, str] | None:
-    """`("/mode", "auto")` for a command line, None for a task."""
+    """`("/mode", "auto")` for a command line, `("!", "git status")` for a shell command the
+    user runs themself, None for a task."""
+    if line.lstrip().startswith("!"):
+        return "!", line.lstrip()[1:].strip()
     match = COMMAND_RE.match(line.strip())
     if match is None:
         return None
     return "/" + match.group(1), (match.group(2) or "").strip()
+
+
+KEYS = """\
+  Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line
+  @path completes a workspace file and attaches it to the message
+  Ctrl-O or /show opens the latest tool call's full output (/calls lists them)
+  !command runs a shell command in the workspace (unconfined: you typed it); its output
+    goes to the model with your next message
+  Ctrl-C cancels a running task · Ctrl-D or /exit quits
+"""
 
 
 async def _help(repl: Repl, arg: str) -> None:
@@ -48,12 +61,7 @@ async def _help(repl: Repl, arg: str) -> None:
     for command in COMMANDS.values():
         text.append(f"  {command.usage:<25}", style="bold")
         text.append(f"{command.help}\n")
-    text.append(
-        "\n  Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line · @path completes "
-        "files\n  Ctrl-O or /show opens the latest tool call's full output (/calls lists them; "
-        "q or Esc comes back)\n  Ctrl-C cancels a running task · Ctrl-D or /exit quits\n",
-        style="dim",
-    )
+    text.append("\n" + KEYS, style="dim")
     repl.console.print(text, end="")
 
 
@@ -176,6 +184,9 @@ def argument_choices(name: str) -> list[str]:
 
 
 async def dispatch(repl: Repl, name: str, arg: str) -> None:
+    if name == "!":
+        await bang.run_command(repl, arg)
+        return
     command = COMMANDS.get(name)
     if command is None:
         matches = [c for c in COMMANDS if c.startswith(name)]
