@@ -30,14 +30,8 @@ from agentcli.errors import UsageError
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.ui.repl import commands
 from agentcli.ui.repl.bang import with_context
-from agentcli.ui.repl.call_log import show_call
-from agentcli.ui.repl.input import (
-    ReplCompleter,
-    ShowLatestCall,
-    color_depth,
-    make_session,
-    open_history,
-)
+from agentcli.ui.repl.call_log import ShowLatestCall, show_call
+from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
 from agentcli.ui.repl.preload import Preloader
 from agentcli.ui.repl.settings import ReplSettings
 from agentcli.ui.repl.status import Status
@@ -88,6 +82,7 @@ class Repl:
         self._task: asyncio.Task[Any] | None = None
         self.last_result: TaskResult | None = None
         self.shell_notes: list[str] = []
+        self._draft = ""
         self._sigints = 0
         self._retired: list[object] = []
         self.session = make_session(
@@ -207,7 +202,9 @@ class Repl:
         backend = await self.preloader.load("agentcli.ui.repl.backend")
         stream = await self.preloader.load("agentcli.ui.repl.stream")
         prompter_module = await self.preloader.load("agentcli.ui.prompter")
-        view = stream.TaskView(self.console, self.status, self.workspace)
+        view = stream.TaskView(
+            self.console, self.status, self.workspace, watch_escape=self.io["input"] is None
+        )
         prompter = prompter_module.TerminalPrompter(
             self.console, suspend=view.paused, previewed=view.previewed, **self.io
         )
@@ -263,7 +260,7 @@ class Repl:
                     await close()
 
     async def _read_line(self) -> str | None:
-        draft = ""
+        draft, self._draft = self._draft, ""
         while True:
             try:
                 return await self.session.prompt_async(default=draft, handle_sigint=False)
@@ -305,12 +302,14 @@ class Repl:
         self.status.task_began()
         if self._view is not None:
             self._view.begin_task()
-        prompt = with_context(self.shell_notes, prompt)
-        result, cancelled = await self.run_cancellable(manager.run_task(prompt))
+        message = with_context(self.shell_notes, prompt)
+        result, cancelled = await self.run_cancellable(manager.run_task(message))
         if cancelled:
             from agentcli.ui.run import aborted_result
 
             result = aborted_result(manager)
+        if self._view is not None and self._view.escape.take_pressed():
+            self._draft = prompt  # Esc: the message is back at the prompt, to edit or resend
         self.last_result = result
         self._report(result)
         self._policy_notices(manager)

@@ -25,6 +25,14 @@ if TYPE_CHECKING:
 LISTED = 20
 
 
+class ShowLatestCall(Exception):
+    """Ctrl-O at the prompt: open the latest tool call, then come back with `draft` typed."""
+
+    def __init__(self, draft: str) -> None:
+        super().__init__(draft)
+        self.draft = draft
+
+
 @dataclass(frozen=True, slots=True)
 class LoggedCall:
     name: str

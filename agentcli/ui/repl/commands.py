@@ -52,7 +52,8 @@ KEYS = """\
   Ctrl-O or /show opens the latest tool call's full output (/calls lists them)
   !command runs a shell command in the workspace (unconfined: you typed it); its output
     goes to the model with your next message
-  Ctrl-C cancels a running task · Ctrl-D or /exit quits
+  Esc or Ctrl-C cancels a running task (after Esc the message is back to edit)
+  Ctrl-D or /exit quits
 """
 
 

@@ -87,19 +87,13 @@ class ReplCompleter(Completer):
                 return
 
 
-class ShowLatestCall(Exception):
-    """Ctrl-O at the prompt: open the latest tool call, then come back with `draft` typed."""
-
-    def __init__(self, draft: str) -> None:
-        super().__init__(draft)
-        self.draft = draft
-
-
 def key_bindings() -> KeyBindings:
     bindings = KeyBindings()
 
     @bindings.add("c-o")  # prompt-toolkit's own Ctrl-O would send the half-typed line
     def _show_latest_call(event: KeyPressEvent) -> None:
+        from agentcli.ui.repl.call_log import ShowLatestCall
+
         event.app.exit(exception=ShowLatestCall(event.current_buffer.text))
 
     @bindings.add("enter")
