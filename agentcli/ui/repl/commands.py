@@ -155,7 +155,7 @@ COMMANDS: dict[str, Command] = {
         Command("/cost", "/cost", "Tokens and cost of this session.", _cost),
         Command("/sessions", "/sessions", "List recent sessions.", features.sessions),
         Command(
-            "/resume", "/resume [ID]", "Resume a session (default: the latest).", features.resume
+            "/resume", "/resume [ID]", "Resume a session (without ID: pick one).", features.resume
         ),
         Command("/tools", "/tools", "List the tools the model can use.", _tools),
         Command(
