@@ -79,7 +79,9 @@ class EditFile(FileWriteTool[EditFileInput, EditPlan]):
         except ToolError as exc:
             return f"(the edit does not apply to the current file: {exc.message})"
         assert plan.before is not None
-        return small_diff(decode(plan.before).text, decode(plan.after).text, plan.shown)
+        return small_diff(
+            decode(plan.before).text, decode(plan.after).text, plan.shown, max_lines=None
+        )
 
     async def call(self, args: EditFileInput, ctx: ToolContext) -> ToolOutput:
         plan = self.planned(args, ctx)

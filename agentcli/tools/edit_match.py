@@ -163,10 +163,12 @@ def _numbered(lines: list[str], start: int, end: int) -> str:
 
 
 def small_diff(
-    before: str, after: str, shown: str, *, context: int = 2, max_lines: int = 80
+    before: str | None, after: str, shown: str, *, context: int = 2, max_lines: int | None = 80
 ) -> str:
-    """A unified diff of the change, computed only around the part that changed."""
-    old = split_lines(before.replace("\r\n", "\n"))
+    """A unified diff of the change, computed only around the part that changed; `before` is
+    None for a file that does not exist yet. `max_lines=None` keeps the whole diff (the
+    permission prompt pages through it)."""
+    old = split_lines((before or "").replace("\r\n", "\n"))
     new = split_lines(after.replace("\r\n", "\n"))
     prefix = 0
     while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
@@ -183,14 +185,14 @@ def small_diff(
         difflib.unified_diff(
             old[first : len(old) - keep],
             new[first : len(new) - keep],
-            f"a/{shown}",
+            f"a/{shown}" if before is not None else "/dev/null",
             f"b/{shown}",
             n=context,
             lineterm="",
         )
     )
     diff = [_shift_hunk(line, first) for line in diff]
-    if len(diff) > max_lines:
+    if max_lines is not None and len(diff) > max_lines:
         cut = len(diff) - max_lines
         diff = [*diff[:max_lines], f"... (diff cut: {cut} more lines; read_file to see the result)"]
     return "\n".join(diff)

@@ -49,9 +49,8 @@ class WriteFile(FileWriteTool[WriteFileInput, WritePlan]):
 
     def preview(self, args: WriteFileInput, ctx: ToolContext) -> str:
         plan = self.plan(args, ctx, check=False)
-        if plan.before is None:
-            return f"create {plan.shown} ({count_lines(args.content)} lines)"
-        return small_diff(decode(plan.before).text, decode(plan.after).text, plan.shown)
+        before = None if plan.before is None else decode(plan.before).text
+        return small_diff(before, decode(plan.after).text, plan.shown, max_lines=None)
 
     async def call(self, args: WriteFileInput, ctx: ToolContext) -> ToolOutput:
         plan = self.planned(args, ctx)

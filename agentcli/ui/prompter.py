@@ -6,8 +6,11 @@ in which sandbox profile, or in red, OUTSIDE the sandbox). Untrusted text is sho
 control and invisible characters as escapes, with a warning in plain words when there are any
 (`agentcli.ui.safe`). It takes one key: `y` yes once,
 `a` always (saved as the suggested rule), `n` no, then an optional reason that goes to the
-model. Requests are asked strictly one at a time. Keys typed before the question appeared are
-discarded so that type-ahead can never answer a permission prompt. Ctrl-C cancels the task.
+model; when the preview is longer than the screen shows, `d` pages through all of it
+(`agentcli.ui.pager`) and comes back to the question. A diff shows its `+added -removed` count
+and both sides of every change, whatever its length. Requests are asked strictly one at a
+time. Keys typed before the question appeared are discarded so that type-ahead can never
+answer a permission prompt. Ctrl-C cancels the task.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from rich.text import Text
 
 from agentcli.permissions import Answer, PermissionRequest, PromptAnswer
 from agentcli.truncation import shorten
+from agentcli.ui.pager import page
 from agentcli.ui.repl.calls import diff_text
 from agentcli.ui.safe import hidden_characters, visible
 
@@ -56,19 +60,42 @@ def is_diff(text: str) -> bool:
     return any(line.startswith(("@@", "+++", "---")) for line in text.splitlines()[:5])
 
 
-def preview_text(request: PermissionRequest) -> Text:
-    """What will happen, as the user should read it before saying yes: every control or
-    invisible character written as an escape (`agentcli.ui.safe`), none dropped."""
+def preview_lines(request: PermissionRequest) -> list[str]:
     body = request.preview.strip("\n") or request.target.summary
-    lines = body.split("\n")  # not splitlines: \r, \x0b, \x1c… stay in the line, escaped
-    if is_diff(body):
-        return diff_text(lines, max_lines=MAX_PREVIEW_LINES)
+    return body.split("\n")  # not splitlines: \r, \x0b, \x1c… stay in the line, escaped
+
+
+def diff_stat(lines: list[str]) -> Text:
+    """`+12 -3 lines`: how much the change adds and removes, counted over the whole diff."""
+    added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+    removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    stat = Text("    ")
+    stat.append(f"+{added}", style="green")
+    stat.append(" ")
+    stat.append(f"-{removed}", style="red")
+    stat.append(" lines\n")
+    return stat
+
+
+def preview_text(request: PermissionRequest, max_lines: int | None = MAX_PREVIEW_LINES) -> Text:
+    """What will happen, as the user should read it before saying yes: every control or
+    invisible character written as an escape (`agentcli.ui.safe`), none dropped. Capped at
+    `max_lines` (None: all of it), saying exactly what the cap leaves out."""
+    lines = preview_lines(request)
+    cap = len(lines) if max_lines is None else max_lines
+    if is_diff(request.preview):
+        return diff_stat(lines).append_text(diff_text(lines, max_lines=cap))
     text = Text()
-    for line in lines[:MAX_PREVIEW_LINES]:
+    for line in lines[:cap]:
         text.append(f"    {visible(line, keep='', crlf=False)}\n")
-    if len(lines) > MAX_PREVIEW_LINES:
-        text.append(f"    … {len(lines) - MAX_PREVIEW_LINES} more lines\n", style="dim")
+    if len(lines) > cap:
+        text.append(f"    … {len(lines) - cap} more lines\n", style="dim")
     return text
+
+
+def is_long(request: PermissionRequest) -> bool:
+    """Whether the preview is cut at the prompt, so `d` pages through all of it."""
+    return len(preview_lines(request)) > MAX_PREVIEW_LINES
 
 
 class TerminalPrompter:
@@ -97,7 +124,15 @@ class TerminalPrompter:
                 if self._input is None:
                     _flush_typeahead()
                 choices = "yan" if request.suggested_rule else "yn"
-                key = await self._read_key(choices)
+                key = await self._read_key(choices + ("d" if is_long(request) else ""))
+                while key == "d":
+                    await page(
+                        preview_text(request, max_lines=None),
+                        title=visible(f"{request.tool}: {request.target.summary}", keep=""),
+                        input=self._input,
+                        output=self._output,
+                    )
+                    key = await self._read_key(choices + "d")
                 if key == CANCEL:
                     self.console.print(Text("  cancelling the task…", style="yellow"))
                     task = asyncio.current_task()
@@ -155,6 +190,10 @@ class TerminalPrompter:
         options.append(" · ")
         options.append("n", style="bold")
         options.append(" no")
+        if is_long(request):
+            options.append(" · ")
+            options.append("d", style="bold")
+            options.append(" page through all of it")
         options.append(" · Ctrl-C cancels", style="dim")
         self.console.print(options)
 
@@ -176,7 +215,7 @@ class TerminalPrompter:
         bindings.add("c-c")(answer(CANCEL))
         bindings.add("c-d")(answer(CANCEL))
         bindings.add("<any>")(lambda event: None)
-        prompt = f"  allow? [{'/'.join(choices)}] "
+        prompt = f"  allow? [{'/'.join(choices.replace('d', ''))}] "
         control = FormattedTextControl(lambda: prompt + (answered[0] if answered else ""))
         app: Application[str] = Application(
             layout=Layout(Window(control, height=1, dont_extend_height=True)),

@@ -143,13 +143,20 @@ async def test_sessions_and_resume(workspace: Path) -> None:
     assert repl.session_id == old_id  # a failed /resume keeps the current session
 
 
-async def test_resume_without_id_takes_the_latest_other_session(workspace: Path) -> None:
+async def test_resume_without_id_picks_among_the_workspace_sessions(workspace: Path) -> None:
     out, _ = await session(workspace, ScriptedModel([]), "/resume\r/exit\r")
     assert "no earlier session in this workspace to resume" in out
-    _, noted = await session(workspace, ScriptedModel([respond(text("ok"))]), "remember 7\r/exit\r")
-    out, repl = await session(workspace, ScriptedModel([]), "/resume\r/exit\r")
-    assert "resumed session" in out and "you: remember 7" in out
+    _, older = await session(workspace, ScriptedModel([respond(text("ok"))]), "remember 7\r/exit\r")
+    _, noted = await session(workspace, ScriptedModel([respond(text("ok"))]), "remember 8\r/exit\r")
+    out, repl = await session(workspace, ScriptedModel([]), "/resume\r\r/exit\r")
+    assert "   1 " in out and "   2 " in out and "remember 7" in out  # the list to pick from
+    assert "resumed session" in out and "you: remember 8" in out  # Enter: the newest
     assert repl.session_id == noted.session_id
+    out, repl = await session(workspace, ScriptedModel([]), "/resume\r2\r/exit\r")
+    assert "you: remember 7" in out
+    assert repl.session_id == older.session_id
+    out, repl = await session(workspace, ScriptedModel([]), "/resume\rx\r/exit\r")
+    assert "no session resumed" in out and repl.session_id != older.session_id
 
 
 def is_free(session_id: str) -> bool:

@@ -9,13 +9,16 @@ import io
 from collections.abc import Iterator
 
 import pytest
+from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
+from prompt_toolkit.output.vt100 import Vt100_Output
 from rich.console import Console
 
 from agentcli.permissions import Answer, PermissionRequest
 from agentcli.sandbox.profile import UNCONFINED, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.tools.base import PermissionTarget, Risk
+from agentcli.tools.edit_match import small_diff
 from agentcli.ui.prompter import TerminalPrompter
 
 
@@ -182,3 +185,75 @@ async def test_the_prompt_says_how_the_command_will_run(
     text = out.getvalue()
     assert shown in text
     assert ("why: it asks to run OUTSIDE" in text) is alarm
+
+
+def screen() -> tuple[Vt100_Output, io.StringIO]:
+    """A terminal output that keeps what the pager draws, 24 rows by 100 columns."""
+    drawn = io.StringIO()
+    return Vt100_Output(drawn, lambda: Size(rows=24, columns=100), term="xterm"), drawn
+
+
+def rewrite_request(lines: int) -> PermissionRequest:
+    old = "".join(f"old line {n}\n" for n in range(lines))
+    new = "".join(f"new line {n}\n" for n in range(lines))
+    return PermissionRequest(
+        call_id="call-w",
+        tool="write_file",
+        risk=Risk.WRITE,
+        target=PermissionTarget(rule_class="write_file", subject="big.py", summary="write big.py"),
+        suggested_rule=None,
+        preview=small_diff(old, new, "big.py", max_lines=None),
+    )
+
+
+async def test_a_new_file_shows_its_content() -> None:
+    con, out = console()
+    req = PermissionRequest(
+        call_id="call-n",
+        tool="write_file",
+        risk=Risk.WRITE,
+        target=PermissionTarget(rule_class="write_file", subject="n.py", summary="create n.py"),
+        suggested_rule=None,
+        preview=small_diff(None, "import os\nprint(os.sep)\n", "n.py", max_lines=None),
+    )
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput())
+        pipe.send_text("y")
+        await asyncio.wait_for(prompter.ask(req), 5)
+    shown = out.getvalue()
+    assert "+import os" in shown and "+print(os.sep)" in shown
+    assert "+2 -0 lines" in shown
+    assert "page through" not in shown  # short: nothing to page
+
+
+async def test_a_long_rewrite_shows_both_sides_with_exact_counts() -> None:
+    con, out = console()
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput())
+        pipe.send_text("y")
+        await asyncio.wait_for(prompter.ask(rewrite_request(300)), 5)
+    shown = out.getvalue()
+    assert "+300 -300 lines" in shown
+    assert "-old line 0" in shown and "+new line 0" in shown
+    removed = shown.count("-old line ")
+    added = shown.count("+new line ")
+    assert f"… {300 - removed} more removed lines" in shown
+    assert f"… {300 - added} more added lines" in shown
+    assert "/diff" not in shown
+    assert "d page through all of it" in shown
+
+
+async def test_d_pages_through_the_whole_diff_then_asks_again() -> None:
+    con, _ = console()
+    output, drawn = screen()
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=output)
+        pipe.send_text("d")
+        pipe.send_text("G")  # to the end of the diff
+        pipe.send_text("q")
+        pipe.send_text("y")
+        result = await asyncio.wait_for(prompter.ask(rewrite_request(300)), 5)
+    assert result.answer is Answer.YES
+    paged = drawn.getvalue()
+    assert "new line 299" in paged  # the last line of the diff, never shown at the prompt
+    assert "of 604 · " in paged  # the status line: stat, 3 header lines, 600 changed

@@ -242,3 +242,25 @@ def test_options_before_any_command_configure_the_repl(
     term.prompt()
     term.send("\x04")
     assert term.exit_code() == 0
+
+
+def test_esc_interrupts_the_task_and_gives_the_message_back(
+    workspace: Path, server: FakeMessagesServer
+) -> None:
+    server.push(HangResponse(seconds=60), stream_message([text("Second answer here.")]))
+    term = Terminal(workspace, server)
+    term.prompt()
+    term.send("take your time\r")
+    term.expect("Esc or Ctrl-C cancels")
+    wait_for(lambda: len(server.requests) == 1, "the model request")
+    term.send("\x1b")
+    term.expect("task cancelled")
+    term.expect("take your time")  # back at the prompt, to edit or resend
+    term.send(", but less\r")
+    term.expect("Second answer here.")
+    term.prompt()
+    term.send("\x04")
+    assert term.exit_code() == 0
+    assert server.pairing_problems() == []
+    last = server.requests[1].body["messages"][-1]
+    assert "take your time, but less" in str(last["content"])

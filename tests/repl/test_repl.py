@@ -62,6 +62,7 @@ class Harness:
         self.model = model
         self.managers: list[ConversationManager] = []
         self.models_asked: list[str | None] = []
+        self.manager_tools: list[Tool[Any]] = [CreateFile()]
         self.repl = Repl(
             ReplSettings(cwd=workspace),
             console=Console(file=self.out, width=80, markup=False, highlight=False),
@@ -76,7 +77,7 @@ class Harness:
         self.models_asked.append(settings.model)
         manager = ConversationManager(
             model=self.model,
-            tools=[CreateFile()],
+            tools=list(self.manager_tools),
             tool_context=ToolContext(workspace=self.repl.workspace, data_dir=data_home()),
             policy=ModePolicy(mode=PermissionMode(settings.permission_mode or "default")),
             prompter=prompter,

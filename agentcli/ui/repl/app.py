@@ -29,6 +29,8 @@ from rich.text import Text
 from agentcli.errors import UsageError
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.ui.repl import commands
+from agentcli.ui.repl.bang import with_context
+from agentcli.ui.repl.call_log import ShowLatestCall, show_call
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
 from agentcli.ui.repl.preload import Preloader
 from agentcli.ui.repl.settings import ReplSettings
@@ -74,11 +76,13 @@ class Repl:
         self.status = Status(model=resolved.model, mode=resolved.permission_mode.value)
         self.exiting = False
         self.preloader = preloader or Preloader(then=self._warm_model)
-        self._io: dict[str, Any] = {"input": input, "output": output}
+        self.io: dict[str, Any] = {"input": input, "output": output}
         self._manager: ConversationManager | None = None
         self._view: TaskView | None = None
         self._task: asyncio.Task[Any] | None = None
         self.last_result: TaskResult | None = None
+        self.shell_notes: list[str] = []
+        self._draft = ""
         self._sigints = 0
         self._retired: list[object] = []
         self.session = make_session(
@@ -198,9 +202,11 @@ class Repl:
         backend = await self.preloader.load("agentcli.ui.repl.backend")
         stream = await self.preloader.load("agentcli.ui.repl.stream")
         prompter_module = await self.preloader.load("agentcli.ui.prompter")
-        view = stream.TaskView(self.console, self.status, self.workspace)
+        view = stream.TaskView(
+            self.console, self.status, self.workspace, watch_escape=self.io["input"] is None
+        )
         prompter = prompter_module.TerminalPrompter(
-            self.console, suspend=view.paused, previewed=view.previewed, **self._io
+            self.console, suspend=view.paused, previewed=view.previewed, **self.io
         )
         build = self._build or backend.build_repl_manager
         manager = build(self.settings, view, prompter)
@@ -254,14 +260,18 @@ class Repl:
                     await close()
 
     async def _read_line(self) -> str | None:
-        try:
-            text = await self.session.prompt_async(handle_sigint=False)
-        except KeyboardInterrupt:
-            self.console.print(Text("  (to exit, press Ctrl-D or type /exit)", style="dim"))
-            return ""
-        except EOFError:
-            return None
-        return text
+        draft, self._draft = self._draft, ""
+        while True:
+            try:
+                return await self.session.prompt_async(default=draft, handle_sigint=False)
+            except ShowLatestCall as request:  # Ctrl-O; what was typed stays typed
+                draft = request.draft
+                await show_call(self, "")
+            except KeyboardInterrupt:
+                self.console.print(Text("  (to exit, press Ctrl-D or type /exit)", style="dim"))
+                return ""
+            except EOFError:
+                return None
 
     async def handle(self, line: str) -> None:
         """One line from the user: a slash command or a task."""
@@ -292,11 +302,14 @@ class Repl:
         self.status.task_began()
         if self._view is not None:
             self._view.begin_task()
-        result, cancelled = await self.run_cancellable(manager.run_task(prompt))
+        message = with_context(self.shell_notes, prompt)
+        result, cancelled = await self.run_cancellable(manager.run_task(message))
         if cancelled:
             from agentcli.ui.run import aborted_result
 
             result = aborted_result(manager)
+        if self._view is not None and self._view.escape.take_pressed():
+            self._draft = prompt  # Esc: the message is back at the prompt, to edit or resend
         self.last_result = result
         self._report(result)
         self._policy_notices(manager)
@@ -316,7 +329,7 @@ class Repl:
         task = asyncio.create_task(work)
         self._task = task
         try:
-            with quiet_terminal(enabled=self._io["input"] is None):
+            with quiet_terminal(enabled=self.io["input"] is None):
                 return await task, False
         except asyncio.CancelledError:
             if not task.cancelled():

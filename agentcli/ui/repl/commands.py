@@ -17,7 +17,7 @@ from rich.text import Text
 
 from agentcli.catalogue import CATALOGUE, EFFORTS, Catalogue, Effort, choice_notices
 from agentcli.errors import UsageError
-from agentcli.ui.repl import features
+from agentcli.ui.repl import bang, call_log, features
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.host import ReplHost as Repl
@@ -37,11 +37,25 @@ class Command:
 
 
 def parse(line: str) -> tuple[str, str] | None:
-    """`("/mode", "auto")` for a command line, None for a task."""
+    """`("/mode", "auto")` for a command line, `("!", "git status")` for a shell command the
+    user runs themself, None for a task."""
+    if line.lstrip().startswith("!"):
+        return "!", line.lstrip()[1:].strip()
     match = COMMAND_RE.match(line.strip())
     if match is None:
         return None
     return "/" + match.group(1), (match.group(2) or "").strip()
+
+
+KEYS = """\
+  Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line
+  @path completes a workspace file and attaches it to the message
+  Ctrl-O or /show opens the latest tool call's full output (/calls lists them)
+  !command runs a shell command in the workspace (unconfined: you typed it); its output
+    goes to the model with your next message
+  Esc or Ctrl-C cancels a running task (after Esc the message is back to edit)
+  Ctrl-D or /exit quits
+"""
 
 
 async def _help(repl: Repl, arg: str) -> None:
@@ -49,11 +63,7 @@ async def _help(repl: Repl, arg: str) -> None:
     for command in COMMANDS.values():
         text.append(f"  {command.usage:<25}", style="bold")
         text.append(f"{command.help}\n")
-    text.append(
-        "\n  Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line · @path completes "
-        "files\n  Ctrl-C cancels a running task · Ctrl-D or /exit quits\n",
-        style="dim",
-    )
+    text.append("\n" + KEYS, style="dim")
     repl.console.print(text, end="")
 
 
@@ -190,9 +200,18 @@ COMMANDS: dict[str, Command] = {
         Command("/cost", "/cost", "Tokens and cost of this session.", _cost),
         Command("/sessions", "/sessions", "List recent sessions.", features.sessions),
         Command(
-            "/resume", "/resume [ID]", "Resume a session (default: the latest).", features.resume
+            "/resume", "/resume [ID]", "Resume a session (without ID: pick one).", features.resume
         ),
         Command("/tools", "/tools", "List the tools the model can use.", _tools),
+        Command(
+            "/calls", "/calls", "List this session's tool calls, numbered.", call_log.list_calls
+        ),
+        Command(
+            "/show",
+            "/show [N]",
+            "Page through tool call N in full (default: the latest).",
+            call_log.show_call,
+        ),
     )
 }
 
@@ -211,6 +230,9 @@ def argument_choices(name: str) -> list[str]:
 
 
 async def dispatch(repl: Repl, name: str, arg: str) -> None:
+    if name == "!":
+        await bang.run_command(repl, arg)
+        return
     command = COMMANDS.get(name)
     if command is None:
         matches = [c for c in COMMANDS if c.startswith(name)]

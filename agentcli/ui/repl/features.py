@@ -251,10 +251,11 @@ async def sessions(repl: Repl, arg: str) -> None:
 
 
 async def resume(repl: Repl, arg: str) -> None:
-    """`/resume ID` continues that session; `/resume` the latest other one in this workspace."""
-    target = arg or _latest_other_session(repl)
+    """`/resume ID` continues that session; `/resume` asks which one of this workspace's."""
+    from agentcli.ui.repl.picker import pick_session
+
+    target = arg or await pick_session(repl)
     if target is None:
-        repl.error("no earlier session in this workspace to resume")
         return
     manager = await repl.switch_session(target)
     if manager is None:
@@ -267,9 +268,3 @@ async def resume(repl: Repl, arg: str) -> None:
         if message is not None and message.text.strip():
             flat = visible(message.text, keep="")
             repl.console.print(Text(f"  {who}: {flat[:150]}", style="dim"))
-
-
-def _latest_other_session(repl: Repl) -> str | None:
-    from agentcli.session import records
-
-    return records.latest_other_session(repl.workspace, repl.session_id)

@@ -27,6 +27,10 @@ class ReplHost(Protocol):
     status: Status
     exiting: bool
     last_result: TaskResult | None
+    io: dict[str, Any]
+    shell_notes: list[str]
+    """What `!command`s printed since the last message: told to the model with the next one."""
+    """The terminal's input and output (prompt-toolkit's; None: the real terminal)."""
 
     @property
     def view(self) -> TaskView | None: ...

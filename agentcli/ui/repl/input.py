@@ -92,6 +92,12 @@ class ReplCompleter(Completer):
 def key_bindings() -> KeyBindings:
     bindings = KeyBindings()
 
+    @bindings.add("c-o")  # prompt-toolkit's own Ctrl-O would send the half-typed line
+    def _show_latest_call(event: KeyPressEvent) -> None:
+        from agentcli.ui.repl.call_log import ShowLatestCall
+
+        event.app.exit(exception=ShowLatestCall(event.current_buffer.text))
+
     @bindings.add("enter")
     def _send(event: KeyPressEvent) -> None:
         buffer = event.current_buffer

@@ -46,6 +46,7 @@ from agentcli.ui.repl.calls import (
     file_diff,
     read_image,
 )
+from agentcli.ui.repl.escape import EscapeWatcher
 from agentcli.ui.repl.markdown import MarkdownStream
 from agentcli.ui.repl.status import Status
 from agentcli.ui.safe import visible
@@ -56,8 +57,11 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 class TaskView:
     """An EventSink that draws one task at a time on a rich Console."""
 
-    def __init__(self, console: Console, status: Status, workspace: Path) -> None:
+    def __init__(
+        self, console: Console, status: Status, workspace: Path, *, watch_escape: bool = False
+    ) -> None:
         self.console = console
+        self.escape = EscapeWatcher(enabled=watch_escape)
         self.status = status
         self.workspace = workspace
         self.markdown = MarkdownStream(console)
@@ -79,7 +83,7 @@ class TaskView:
         tail = [seg for line in self.markdown.visible_tail() for seg in (*line, Segment.line())]
         frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
         width = max(20, self.console.width)
-        hint = " · Ctrl-C cancels"
+        hint = " · Esc or Ctrl-C cancels"
         line = self.status.live_line(width - 2 - len(hint))
         return Group(Segments(tail), Text(f"{frame} {line}{hint}", style="dim", no_wrap=True))
 
@@ -90,6 +94,7 @@ class TaskView:
 
     def start(self) -> None:
         self._resume_live()
+        self.escape.start()
 
     def _resume_live(self) -> None:
         if self._live is None and self.console.is_terminal:
@@ -109,6 +114,7 @@ class TaskView:
             self._live = None
 
     def stop(self) -> None:
+        self.escape.stop()
         self.markdown.finish()
         self._stop_live()
 
@@ -119,7 +125,8 @@ class TaskView:
         was_live = self._live is not None
         self._stop_live()
         try:
-            yield
+            with self.escape.paused():
+                yield
         finally:
             if was_live:
                 self._resume_live()
