@@ -127,40 +127,23 @@ def prompt(
 def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
     """The REPL (first running `task`) when stdin is a terminal; else one run, as
     `agentcli run [TASK]` would (the task, or stdin, or both)."""
-    cwd: Path | None = options.get("cwd")
-    model: str | None = options.get("model")
-    mode: str | None = options.get("permission_mode")
-    allow, deny = list(options.get("allow") or []), list(options.get("deny") or [])
-    accept = list(options.get("accept") or [])
-    effort: str | None = options.get("effort")
+    shared: dict[str, Any] = {
+        "cwd": options.get("cwd"),
+        "model": options.get("model"),
+        "permission_mode": options.get("permission_mode"),
+        "allow": list(options.get("allow") or []),
+        "deny": list(options.get("deny") or []),
+        "accept": list(options.get("accept") or []),
+        "effort": options.get("effort"),
+    }
     if sys.stdin is not None and sys.stdin.isatty():
         from agentcli.ui.repl.main import main as repl_main
         from agentcli.ui.repl.settings import ReplSettings
 
-        settings = ReplSettings(
-            cwd=cwd,
-            model=model,
-            permission_mode=mode,
-            allow=allow,
-            deny=deny,
-            accept=accept,
-            effort=effort,
-        )
-        return repl_main(settings, first_task=task)
+        return repl_main(ReplSettings(**shared), first_task=task)
     from agentcli.ui.run import RunOptions, run_command
 
-    return run_command(
-        RunOptions(
-            task=task,
-            cwd=cwd,
-            model=model,
-            permission_mode=mode,
-            allow=allow,
-            deny=deny,
-            accept=accept,
-            effort=effort,
-        )
-    )
+    return run_command(RunOptions(task=task, **shared))
 
 
 @app.command()
