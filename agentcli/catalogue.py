@@ -50,6 +50,16 @@ _CURRENT_RULES: dict[str, Any] = {
 no prefill or sampling parameters, no forced tool use, thinking bound to model and transcript."""
 
 
+_LEGACY5_RULES: dict[str, Any] = {
+    "default": Effort.HIGH,
+    "omits_thinking": True,
+    "rejects_prefill": True,
+    "rejects_sampling": True,
+    "legacy": True,
+}
+"""Legacy 5.x: adaptive thinking (can be turned off), no prefill or sampling parameters."""
+
+
 def _claude5(model_id: str, name: str, *, price: Price, default: Effort, **rules: Any) -> ModelSpec:
     return ModelSpec(
         id=model_id,
@@ -121,31 +131,19 @@ BUILTIN: tuple[ModelSpec, ...] = (
         "claude-opus-5",
         "Claude Opus 5",
         price=Price(rates=standard_rates(5.0, 25.0)),
-        default=Effort.HIGH,
-        omits_thinking=True,
-        rejects_prefill=True,
-        rejects_sampling=True,
-        legacy=True,
+        **_LEGACY5_RULES,
     ),
     _claude5(
         "claude-sonnet-5",
         "Claude Sonnet 5",
         price=Price(rates=standard_rates(2.0, 10.0)),
-        default=Effort.HIGH,
-        omits_thinking=True,
-        rejects_prefill=True,
-        rejects_sampling=True,
-        legacy=True,
+        **_LEGACY5_RULES,
     ),
     _claude5(
         "claude-fable-5",
         "Claude Fable 5",
         price=Price(rates=standard_rates(10.0, 50.0)),
-        default=Effort.HIGH,
-        omits_thinking=True,
-        rejects_prefill=True,
-        rejects_sampling=True,
-        legacy=True,
+        **_LEGACY5_RULES,
     ),
     # 4.x, still served.
     ModelSpec(
