@@ -2,7 +2,7 @@
 
 `python -m bench.run` is not part of CI, so a change can break a benchmark unnoticed (the
 session lock once made the journal benchmark's repeated resume fail). The quick ones run here
-in full; the slow ones (start-up, REPL, tools: minutes of subprocesses) are imported.
+in full; the slow ones (start-up, REPL, tools: minutes of subprocesses; the 600-turn session) are imported.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SLOW = ["bench_startup", "bench_repl", "bench_tools", "bench_sandbox"]
+SLOW = ["bench_startup", "bench_repl", "bench_tools", "bench_sandbox", "bench_long"]
 QUICK = sorted({p.stem for p in (ROOT / "bench").glob("bench_*.py")} - set(SLOW))
 
 
