@@ -311,8 +311,12 @@ class Repl:
         if self._view is not None and self._view.escape.take_pressed():
             self._draft = prompt  # Esc: the message is back at the prompt, to edit or resend
         self.last_result = result
-        self._report(result)
-        self._policy_notices(manager)
+        from agentcli.ui.repl.verdict import policy_notices, report_task
+
+        view = self._view
+        proposed, executed = (view.proposed, view.executed) if view else (0, 0)
+        report_task(self.console, self.status, result, proposed=proposed, executed=executed)
+        policy_notices(self.console, manager.policy)
 
     async def run_cancellable(self, work: Coroutine[Any, Any, T]) -> tuple[T | None, bool]:
         """Run `work` as a task that Ctrl-C cancels, with the live view on screen.
@@ -341,25 +345,6 @@ class Repl:
         finally:
             self._task = None
             view.stop()
-
-    def _policy_notices(self, manager: ConversationManager) -> None:
-        """Things the permission policy wants the user to hear (e.g. a rule it could not save)."""
-        notices = getattr(manager.policy, "notices", None)
-        if isinstance(notices, list):
-            for notice in notices:
-                self.console.print(Text(f"  {visible(notice)}", style="yellow"))
-            notices.clear()
-
-    def _report(self, result: TaskResult | None) -> None:
-        if result is None:
-            self.status.task_ended("failed", self.status.task_usage, self.status.task_cost)
-            return
-        from agentcli.ui.repl.verdict import verdict_text
-
-        view = self._view
-        proposed, executed = (view.proposed, view.executed) if view else (0, 0)
-        self.console.print(verdict_text(result, proposed=proposed, executed=executed))
-        self.status.task_ended(result.state.value, result.usage, result.cost_usd)
 
     def _internal_error(self, exc: BaseException) -> None:
         """A bug, not a task outcome: one line for the user, the traceback in a log file."""
