@@ -32,11 +32,12 @@ from agentcli.ui.repl import commands
 from agentcli.ui.repl.bang import with_context
 from agentcli.ui.repl.call_log import ShowLatestCall, show_call
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
+from agentcli.ui.repl.opening import open_first
 from agentcli.ui.repl.preload import Preloader
 from agentcli.ui.repl.settings import ReplSettings
 from agentcli.ui.repl.status import Status
 from agentcli.ui.repl.terminal import quiet_terminal, signal_handler
-from agentcli.ui.repl.welcome import has_api_key, welcome
+from agentcli.ui.repl.welcome import has_api_key
 from agentcli.ui.safe import visible
 
 if TYPE_CHECKING:
@@ -231,9 +232,8 @@ class Repl:
         return self.status.line(max(20, columns - 2))
 
     async def run(self, first_task: str | None = None) -> int:
-        """Run until /exit, Ctrl-D or SIGTERM (first running `first_task`, as if typed).
-        Returns the process exit code."""
-        welcome(self.console, self.workspace)
+        """Run until /exit, Ctrl-D or SIGTERM (first opening the session asked for, then
+        running `first_task`, as if typed). Returns the process exit code."""
         pending = [first_task] if first_task and first_task.strip() else []
         loop = asyncio.get_running_loop()
         with (
@@ -241,6 +241,8 @@ class Repl:
             signal_handler(loop, signal.SIGTERM, self._on_sigterm),
         ):
             try:
+                if (code := await open_first(self)) is not None:
+                    return code
                 while not self.exiting:
                     line = pending.pop() if pending else await self._read_line()
                     if line is None:
