@@ -5,6 +5,7 @@ message goes to the fake Messages API with that session's conversation before it
 from __future__ import annotations
 
 import asyncio
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -54,3 +55,17 @@ def test_a_bare_resume_picks_a_session_and_goes_on_with_it(
     assert len(server.requests) == 1
     sent = [said(message) for message in server.requests[0].body["messages"]]
     assert sent == ["the codeword is PELICAN", "Noted.", "what was the codeword?"]
+
+
+def test_sigterm_at_the_start_up_picker_ends_agentcli(
+    workspace: Path, server: FakeMessagesServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The question is not the REPL's prompt, but `kill` must end agentcli there too."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    asyncio.run(recorded(workspace, "an earlier task", "ok"))
+    term = Terminal(workspace, server, "--resume")
+    term.expect("resume which? [1-1, Enter: 1, Esc: none]")
+    term.child.kill(signal.SIGTERM)
+    term.expect("no session resumed")
+    assert term.exit_code() == 130
+    assert server.requests == []

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from rich.console import Console
@@ -380,5 +381,5 @@ class Repl:
         self.exiting = True
         if self._task is not None and not self._task.done():
             self._task.cancel()
-        elif self.session.app.is_running:
-            self.session.app.exit(exception=EOFError())
+        elif (app := get_app_or_none()) is not None and app.is_running:
+            app.exit(exception=EOFError())  # the prompt, or a question such as /resume's
