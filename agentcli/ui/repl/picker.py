@@ -35,7 +35,7 @@ def _described(session_id: str) -> tuple[str, str]:
     """The state of the session's last task, and its first prompt on one line (shortened)."""
     from agentcli.session import records
 
-    tasks = records.transcript(session_id).tasks
+    tasks = records.tasks(session_id)
     first = visible(" ".join((tasks[0].prompt if tasks else "").split()), keep="")
     state = tasks[-1].state if tasks else "no tasks"
     return state, (first[:50] + ("…" if len(first) > 50 else "")) or "(no prompt)"
