@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.errors import UsageError
+from agentcli.ui.resume_arg import pick_when_bare
 
 
 class _Commands(TyperGroup):
@@ -97,11 +98,25 @@ def root(
         str | None,
         typer.Option("--effort", metavar="LEVEL", help="REPL: low, medium, high, xhigh or max."),
     ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            metavar="[ID]",
+            help="REPL: resume session ID; without ID, pick one of this workspace's sessions.",
+        ),
+    ] = None,
+    continue_: Annotated[
+        bool,
+        typer.Option("--continue", help="REPL: continue the latest session in this workspace."),
+    ] = False,
 ) -> None:
     """Start the interactive REPL when no command is given: `agentcli ["TASK"]` (with stdin not
     a terminal, a run: the task from stdin, or TASK with stdin as context). Options before a
     command are the REPL's."""
-    given = model or cwd or permission_mode or allow or deny or accept or effort
+    given = (
+        model or cwd or permission_mode or allow or deny or accept or effort or resume or continue_
+    )
     if ctx.invoked_subcommand == PROMPT:
         return  # the prompt command reads these options from this context
     if ctx.invoked_subcommand is not None:
@@ -135,6 +150,8 @@ def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
         "deny": list(options.get("deny") or []),
         "accept": list(options.get("accept") or []),
         "effort": options.get("effort"),
+        "resume": options.get("resume"),
+        "continue_": bool(options.get("continue_")),
     }
     if sys.stdin is not None and sys.stdin.isatty():
         from agentcli.ui.repl.main import main as repl_main
@@ -347,7 +364,7 @@ def run_app(args: list[str]) -> int:
 
     def call() -> int:
         try:
-            app(args=args, prog_name="agentcli", standalone_mode=True)
+            app(args=pick_when_bare(args), prog_name="agentcli", standalone_mode=True)
         except SystemExit as exc:
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return 0

@@ -37,6 +37,7 @@ from agentcli.terminal_reason import TerminalReason
 from agentcli.tools.process_group import kill_live_groups
 from agentcli.ui.failure import Failure, failure_of, report
 from agentcli.ui.render import StreamJson, TextProgress, print_result
+from agentcli.ui.resume_arg import PICK, no_picker_here
 from agentcli.ui.safe import visible
 from agentcli.usage import Budget, Usage
 
@@ -274,6 +275,8 @@ def run_command(options: RunOptions) -> int:
     manager: ConversationManager | None = None
     stream: StreamJson | None = None
     try:
+        if options.resume == PICK:
+            raise no_picker_here()
         prompt = read_task(options.task)
         events = event_sink(options)
         stream = events if isinstance(events, StreamJson) else None

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from rich.console import Console
@@ -32,11 +33,12 @@ from agentcli.ui.repl import commands
 from agentcli.ui.repl.bang import with_context
 from agentcli.ui.repl.call_log import ShowLatestCall, show_call
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
+from agentcli.ui.repl.opening import open_first
 from agentcli.ui.repl.preload import Preloader
 from agentcli.ui.repl.settings import ReplSettings
 from agentcli.ui.repl.status import Status
 from agentcli.ui.repl.terminal import quiet_terminal, signal_handler
-from agentcli.ui.repl.welcome import has_api_key, welcome
+from agentcli.ui.repl.welcome import has_api_key
 from agentcli.ui.safe import visible
 
 if TYPE_CHECKING:
@@ -231,9 +233,8 @@ class Repl:
         return self.status.line(max(20, columns - 2))
 
     async def run(self, first_task: str | None = None) -> int:
-        """Run until /exit, Ctrl-D or SIGTERM (first running `first_task`, as if typed).
-        Returns the process exit code."""
-        welcome(self.console, self.workspace)
+        """Run until /exit, Ctrl-D or SIGTERM (first opening the session asked for, then
+        running `first_task`, as if typed). Returns the process exit code."""
         pending = [first_task] if first_task and first_task.strip() else []
         loop = asyncio.get_running_loop()
         with (
@@ -241,6 +242,8 @@ class Repl:
             signal_handler(loop, signal.SIGTERM, self._on_sigterm),
         ):
             try:
+                if (code := await open_first(self)) is not None:
+                    return code
                 while not self.exiting:
                     line = pending.pop() if pending else await self._read_line()
                     if line is None:
@@ -311,8 +314,12 @@ class Repl:
         if self._view is not None and self._view.escape.take_pressed():
             self._draft = prompt  # Esc: the message is back at the prompt, to edit or resend
         self.last_result = result
-        self._report(result)
-        self._policy_notices(manager)
+        from agentcli.ui.repl.verdict import policy_notices, report_task
+
+        view = self._view
+        proposed, executed = (view.proposed, view.executed) if view else (0, 0)
+        report_task(self.console, self.status, result, proposed=proposed, executed=executed)
+        policy_notices(self.console, manager.policy)
 
     async def run_cancellable(self, work: Coroutine[Any, Any, T]) -> tuple[T | None, bool]:
         """Run `work` as a task that Ctrl-C cancels, with the live view on screen.
@@ -341,25 +348,6 @@ class Repl:
         finally:
             self._task = None
             view.stop()
-
-    def _policy_notices(self, manager: ConversationManager) -> None:
-        """Things the permission policy wants the user to hear (e.g. a rule it could not save)."""
-        notices = getattr(manager.policy, "notices", None)
-        if isinstance(notices, list):
-            for notice in notices:
-                self.console.print(Text(f"  {visible(notice)}", style="yellow"))
-            notices.clear()
-
-    def _report(self, result: TaskResult | None) -> None:
-        if result is None:
-            self.status.task_ended("failed", self.status.task_usage, self.status.task_cost)
-            return
-        from agentcli.ui.repl.verdict import verdict_text
-
-        view = self._view
-        proposed, executed = (view.proposed, view.executed) if view else (0, 0)
-        self.console.print(verdict_text(result, proposed=proposed, executed=executed))
-        self.status.task_ended(result.state.value, result.usage, result.cost_usd)
 
     def _internal_error(self, exc: BaseException) -> None:
         """A bug, not a task outcome: one line for the user, the traceback in a log file."""
@@ -393,5 +381,5 @@ class Repl:
         self.exiting = True
         if self._task is not None and not self._task.done():
             self._task.cancel()
-        elif self.session.app.is_running:
-            self.session.app.exit(exception=EOFError())
+        elif (app := get_app_or_none()) is not None and app.is_running:
+            app.exit(exception=EOFError())  # the prompt, or a question such as /resume's

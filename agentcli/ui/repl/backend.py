@@ -60,8 +60,9 @@ def build_repl_manager(
     *,
     model_factory: Callable[[str], ModelClient] = repl_model,
 ) -> ConversationManager:
-    """A new session with what the REPL was started with (and /model, /mode since)."""
-    target = locate(settings.cwd)
+    """A new session with what the REPL was started with (and /model, /mode since), or the
+    recorded one `--resume ID` / `--continue` name."""
+    target = locate(settings.cwd, resume=settings.resume, continue_=settings.continue_)
     resolved = settings.resolve(target.workspace)
     announce_untrusted(resolved, events)
     return build_manager(

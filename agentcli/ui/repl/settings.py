@@ -1,5 +1,5 @@
 """What the REPL was started with (options before any command, `-C`, `/model`, `/mode`,
-`/effort`)."""
+`/effort`, and the session to open on: `--resume [ID]`, `--continue`)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,11 @@ class ReplSettings:
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
     accept: list[str] = field(default_factory=list)
+    resume: str | None = None
+    """The recorded session the REPL opens on (`--resume ID`; `resume_arg.PICK`: the user picks
+    one first). Only the first session: `/clear` starts a new one."""
+    continue_: bool = False
+    """`--continue`: open on the latest session in the workspace (also the first session only)."""
 
     def flags(self) -> list[Flag]:
         return flags_of(
