@@ -2,7 +2,8 @@
 
 `python -m bench.run` is not part of CI, so a change can break a benchmark unnoticed (the
 session lock once made the journal benchmark's repeated resume fail). The quick ones run here
-in full; the slow ones (start-up, REPL, tools: minutes of subprocesses; the 600-turn session) are imported.
+in full; the slow ones (start-up, REPL, tools: minutes of subprocesses; the 600-turn session)
+are imported.
 """
 
 from __future__ import annotations
