@@ -328,3 +328,13 @@ async def test_the_transport_setting_picks_the_client(monkeypatch: pytest.Monkey
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "localhost:8080")
     with pytest.raises(ConfigError, match="not an http:// or https:// URL: 'localhost:8080'"):
         make_model("m")  # up front, before a session is opened
+
+
+async def test_text_beyond_ascii_arrives_intact_on_both(
+    server: FakeMessagesServer, both: dict[str, ModelClient]
+) -> None:
+    """The stream carries no charset: both read it as UTF-8 (the API's encoding)."""
+    words = "héllo — 世界 🙂"
+    outcome = await one_each(server, both, stream_message([text(words)]))
+    assert [r.message.text for r in outcome.values()] == [words, words]  # type: ignore[union-attr]
+    assert server.requests[0].body["system"][0]["text"] == REQUEST.system
