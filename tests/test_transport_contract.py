@@ -152,11 +152,21 @@ async def test_a_base_url_with_a_path_keeps_its_path(
 async def test_custom_headers_from_the_environment_are_sent_by_both(
     server: FakeMessagesServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "X-Team: core\nx-trace:  abc \nnot a header")
+    """`ANTHROPIC_CUSTOM_HEADERS` adds headers (e.g. `anthropic-beta`) and replaces ours."""
+    monkeypatch.setenv(
+        "ANTHROPIC_CUSTOM_HEADERS",
+        "X-Team: core\nx-trace:  abc \nnot a header\n"
+        "anthropic-beta: feature-1,feature-2\nanthropic-version: 2023-06-01",
+    )
     both = from_env()
     await one_each(server, both, stream_message([text("ok")]))
-    for request in server.requests:
-        assert (request.headers["x-team"], request.headers["x-trace"]) == ("core", "abc")
+    thin, sdk = headers_sent(server, 0), headers_sent(server, 1)
+    assert (thin["x-team"], thin["x-trace"]) == ("core", "abc")
+    assert thin["anthropic-beta"] == "feature-1,feature-2"
+    assert thin["anthropic-version"] == "2023-06-01"
+    assert {k: v for k, v in sdk.items() if not k.startswith(SDK_ONLY)} == {
+        k: v for k, v in thin.items() if k != "user-agent"
+    }
     await close(both)
 
 
@@ -313,6 +323,8 @@ async def test_certificates_are_loaded_for_https_only(monkeypatch: pytest.Monkey
     ((verify, context),) = made
     assert verify is True
     assert context.verify_mode is ssl.CERT_REQUIRED and context.check_hostname
+    # Redirects are followed (as the SDK follows them) only where every hop is verified.
+    assert [m._client.follow_redirects for m in (plain, secure)] == [False, True]
     await plain.aclose()
     await secure.aclose()
 
@@ -338,3 +350,17 @@ async def test_text_beyond_ascii_arrives_intact_on_both(
     outcome = await one_each(server, both, stream_message([text(words)]))
     assert [r.message.text for r in outcome.values()] == [words, words]  # type: ignore[union-attr]
     assert server.requests[0].body["system"][0]["text"] == REQUEST.system
+
+
+async def test_a_redirect_from_plain_http_is_not_followed_but_named(
+    server: FakeMessagesServer, both: dict[str, ModelClient]
+) -> None:
+    """From http, a redirect could lead to an https server whose certificate nobody checks
+    (the thin transport loads no certificates for http): it ends the task and says where to."""
+    elsewhere = "https://api.example.com/v1/messages"
+    server.push(RawResponse(status=307, body=b"", headers={"location": elsewhere}))
+    with pytest.raises(ModelError) as info:
+        await both["http"].complete(REQUEST, lambda _e: None)
+    assert info.value.status_code == 307
+    assert f"redirects to {elsewhere}: set ANTHROPIC_BASE_URL" in info.value.message
+    assert len(server.requests) == 1

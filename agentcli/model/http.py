@@ -88,15 +88,19 @@ class HttpAnthropicModel:
             "content-type": "application/json",
             "user-agent": USER_AGENT,
             "anthropic-version": API_VERSION,
-            **custom_headers(os.environ.get("ANTHROPIC_CUSTOM_HEADERS")),
             **auth_headers(api_key, auth_token),
+            # Last, as the SDK has them: they may replace any of the above (or add betas).
+            **custom_headers(os.environ.get("ANTHROPIC_CUSTOM_HEADERS")),
         }
         # Certificates are loaded only for https: a plain-http base URL (a local proxy, a test
-        # server) never uses TLS, and loading the CA bundle costs start-up time.
+        # server) never uses TLS, and loading the CA bundle costs start-up time. Redirects are
+        # followed (as the SDK follows them) only from https, where every hop is verified: from
+        # plain http one could lead to an https server nobody checked.
         secure = base.lower().startswith("https://")
         self._client = httpx2.AsyncClient(
             timeout=httpx2.Timeout(request_timeout_s, connect=CONNECT_TIMEOUT_S),
             verify=secure,
+            follow_redirects=secure,
         )
 
     @property

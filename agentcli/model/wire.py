@@ -61,6 +61,8 @@ def status_error(status: int, headers: Mapping[str, str], body: str | None) -> E
             retry_after=_retry_after(headers),
         )
     advice = _ADVICE.get(status, "")
+    if 300 <= status < 400:
+        advice = f"the server redirects to {headers.get('location')}: set ANTHROPIC_BASE_URL there"
     reason = TerminalReason.MODEL_ERROR
     if status == 400 and "prompt is too long" in message:
         reason = TerminalReason.CONTEXT_EXHAUSTED
