@@ -2,9 +2,11 @@
 httpx2, the HTTP stack the SDK itself uses, without importing the SDK (~2 s per process).
 
 It sends the headers the SDK sends where the API reads them (authentication, `anthropic-version`,
-the content type) and our own user agent, to `ANTHROPIC_BASE_URL` (default the public API); the
-body is the JSON `model.request` builds, serialized once and never copied. Errors and the stream
-are read by `model.wire`, which the SDK transport (`model.anthropic`) shares.
+the content type, `ANTHROPIC_CUSTOM_HEADERS`) but not its telemetry (`x-stainless-*`), with our
+own user agent, to `ANTHROPIC_BASE_URL` (default the public API; a path prefix is kept); the body
+is the JSON `model.request` builds, serialized once, as the SDK serializes it, and never copied
+(the SDK's copy of the body was ~12 ms a request at turn 600). Errors and the stream are read
+by `model.wire`, which the SDK transport (`model.anthropic`) shares.
 """
 
 from __future__ import annotations
