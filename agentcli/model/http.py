@@ -4,18 +4,17 @@ httpx2, the HTTP stack the SDK itself uses, without importing the SDK (~2 s per 
 It sends the headers the SDK sends where the API reads them (authentication, `anthropic-version`,
 the content type, `ANTHROPIC_CUSTOM_HEADERS`) but not its telemetry (`x-stainless-*`), with our
 own user agent, to `ANTHROPIC_BASE_URL` (default the public API; a path prefix is kept); the body
-is the JSON `model.request` builds, serialized once, as the SDK serializes it, and never copied
-(the SDK's copy of the body was ~12 ms a request at turn 600). Errors and the stream are read
-by `model.wire`, which the SDK transport (`model.anthropic`) shares.
+is the JSON bytes `model.request` makes (each message encoded once, as the SDK would encode it),
+posted as they are: nothing walks or copies the history again (the SDK's copy of the body was
+~12 ms a request at turn 600). Errors and the stream are read by `model.wire`, which the SDK
+transport (`model.anthropic`) shares.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Mapping
-from typing import Any
 
 import httpx2
 
@@ -23,7 +22,7 @@ from agentcli import __version__
 from agentcli.errors import ConfigError
 from agentcli.events import EventSink
 from agentcli.model import ModelRequest, ModelResponse
-from agentcli.model.request import build_request_params
+from agentcli.model.request import request_body
 from agentcli.model.wire import (
     IdleWatchdog,
     api_base_url,
@@ -119,7 +118,7 @@ class HttpAnthropicModel:
         await self._client.aclose()
 
     async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
-        body = _encode(build_request_params(self._model, request))
+        body = request_body(self._model, request)
         idle = request.idle_timeout_s
         request_id: str | None = None
         answered = False
@@ -146,11 +145,6 @@ class HttpAnthropicModel:
                 raise broken_stream_error(exc) from exc
             raise connection_error(str(exc) or type(exc).__name__) from exc
         return finished(acc, self._model, request_id)
-
-
-def _encode(params: dict[str, Any]) -> bytes:
-    """The body as the SDK encodes it (UTF-8, compact, no NaN), without its deep copy."""
-    return json.dumps(params, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 async def _error_text(response: httpx2.Response) -> str | None:
