@@ -20,6 +20,7 @@ The top-level `allow`, `ask` and `deny` keys are the `[permissions]` lists (`ALI
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,10 +159,28 @@ class ContextSection(BaseModel):
     """Tool rounds whose results are always sent in full."""
 
 
+class Transport(enum.StrEnum):
+    """How requests reach the Anthropic API (`model.http` or `model.anthropic`)."""
+
+    HTTP = "http"
+    SDK = "sdk"
+
+
+SENDS_THE_SAME = Untrusted(
+    lambda _value, _in_force: True, "the same request to the same server, with the same key"
+)
+
+
 class ApiSection(BaseModel):
-    """`[api]`: how long a model request is waited on, and retried."""
+    """`[api]`: how model requests are sent, how long one is waited on, and retried."""
 
     model_config = _STRICT
+
+    transport: Annotated[
+        Transport, Field(strict=False), SENDS_THE_SAME, Env("AGENTCLI_TRANSPORT")
+    ] = Transport.HTTP
+    """http (agentcli's own client, fast to start) or sdk (the official `anthropic` SDK, which
+    takes ~2 s to load)."""
 
     idle_timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False), HARMLESS] = 90.0
     """Seconds the connection may stay silent (no byte, not even a ping) before the attempt is

@@ -4,12 +4,13 @@ ConversationManager ready for tasks. `agentcli run` and the REPL both build thei
 
 Everything that can reject the invocation (a busy session, a bad budget, an unknown price, a
 broken acceptance command, no API key) is checked before a session is created or recovered; the
-SDK itself (~2 s to import) is loaded only when the first request goes out, after the session
-and the task's prompt are journaled.
+model client (the HTTP library, or the SDK: ~2 s to import) is made only when the first request
+goes out, after the session and the task's prompt are journaled.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,12 +28,13 @@ from agentcli.loop import LoopSettings
 from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
 from agentcli.model.retry import RetryPolicy
+from agentcli.model.wire import api_base_url
 from agentcli.owngit import RepoDecision, decide
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
 from agentcli.permissions.setup import build_permissions
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
-from agentcli.settings import Settings
+from agentcli.settings import Settings, Transport
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import SessionRow
@@ -68,19 +70,26 @@ def require_api_key() -> None:
         )
 
 
-def anthropic_client(name: str) -> ModelClient:
-    """The Anthropic client for model `name`, made now: the ~2 s SDK import happens here."""
+def anthropic_client(name: str, transport: Transport = Transport.HTTP) -> ModelClient:
+    """The Anthropic client for model `name` over `transport`, made now: its imports happen
+    here (httpx2 for `http`; the ~2 s SDK import for `sdk`)."""
     require_api_key()
-    from agentcli.model.anthropic import AnthropicModel
+    if transport is Transport.SDK:
+        from agentcli.model.anthropic import AnthropicModel
 
-    return AnthropicModel(name)
+        return AnthropicModel(name)
+    from agentcli.model.http import HttpAnthropicModel
+
+    return HttpAnthropicModel(name)
 
 
-def make_model(name: str) -> ModelClient:
-    """The client for model `name`; ConfigError without an API key. The SDK is imported when the
-    first request goes out, so the session and the task's prompt are journaled before it."""
+def make_model(name: str, transport: Transport = Transport.HTTP) -> ModelClient:
+    """The client for model `name`; ConfigError without an API key or with a base URL that is
+    not one. It is made when the first request goes out, so the session and the task's prompt
+    are journaled before its imports."""
     require_api_key()
-    return DeferredModel(name, lambda: anthropic_client(name))
+    api_base_url()
+    return DeferredModel(name, lambda: anthropic_client(name, transport))
 
 
 def session_model(target: SessionTarget, settings: Settings) -> str:
@@ -106,13 +115,16 @@ def build_manager(
     *,
     events: EventSink,
     budget: Budget | None = None,
-    model_factory: Callable[[str], ModelClient] = make_model,
+    model_factory: Callable[[str], ModelClient] | None = None,
     prompter: Prompter | None = None,
     say: Callable[[str], None] = lambda _notice: None,
 ) -> ConversationManager:
     """The session for `run` and the REPL: permissions and sandbox, budget, acceptance
-    checks, the model client, and the journal (new, or resumed and recovered). `say` gets
-    what the user should hear once at the start (e.g. that no sandbox is available)."""
+    checks, the model client (`make_model` over the configured transport unless a factory is
+    given), and the journal (new, or resumed and recovered). `say` gets what the user should
+    hear once at the start (e.g. that no sandbox is available)."""
+    if model_factory is None:
+        model_factory = functools.partial(make_model, transport=settings.api.transport)
     workspace = target.workspace
     model_name = session_model(target, settings)
     catalogue = settings.catalogue()

@@ -30,7 +30,7 @@ from agentcli.events import EventSink, Notice
 from agentcli.model import ModelClient
 from agentcli.permissions import Prompter
 from agentcli.session.build import build_manager as build_session
-from agentcli.session.build import locate, make_model
+from agentcli.session.build import locate
 from agentcli.settings import Settings
 from agentcli.tasks import ExitCode, TaskResult, TaskState, task_state_for
 from agentcli.terminal_reason import TerminalReason
@@ -135,7 +135,7 @@ def build_manager(
     options: RunOptions,
     events: EventSink,
     *,
-    model_factory: Callable[[str], ModelClient] = make_model,
+    model_factory: Callable[[str], ModelClient] | None = None,
     prompter: Prompter | None = None,
 ) -> ConversationManager:
     """The session for `run`: the options become settings (over the environment and the

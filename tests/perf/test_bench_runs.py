@@ -44,3 +44,16 @@ def test_quick_benchmarks_run(name: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if line.strip()]
     assert rows and "FAILED" not in done.stdout
+
+
+def test_the_floor_client_of_the_startup_benchmark_sends_a_request_the_api_accepts() -> None:
+    """bench_startup compares `run` with this script: it must really send one request."""
+    from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text
+    from bench.bench_startup import FLOOR_SCRIPT
+
+    with FakeMessagesServer() as server:
+        server.push(stream_message([text("ok")]))
+        env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
+        done = subprocess.run([sys.executable, "-c", FLOOR_SCRIPT], env=env, timeout=60)
+    assert done.returncode == 0
+    assert [r.path for r in server.requests] == ["/v1/messages"]

@@ -76,6 +76,7 @@ class Repl:
         # config file or option is a usage error now, before the first prompt.
         resolved = settings.resolve(self.workspace)
         self.status = Status(model=resolved.model, mode=resolved.permission_mode.value)
+        self.transport = resolved.api.transport
         self.exiting = False
         self.preloader = preloader or Preloader(then=self._warm_model)
         self.io: dict[str, Any] = {"input": input, "output": output}
@@ -130,7 +131,7 @@ class Repl:
             from agentcli.ui.repl.backend import repl_model
 
             self._retire(self._manager.model)
-            self._manager.model = repl_model(name)
+            self._manager.model = repl_model(name, self._manager.settings.api.transport)
             self._record_setting(model=name)
 
     def set_mode(self, mode: str) -> None:
@@ -226,7 +227,7 @@ class Repl:
         if self._build is None:  # only the real session builder uses the API client
             from agentcli.ui.repl.backend import warm_model
 
-            warm_model(self.status.model)
+            warm_model(self.status.model, self.transport)
 
     def _toolbar(self) -> str:
         columns = self.session.app.output.get_size().columns
