@@ -40,6 +40,8 @@ REQUEST = ModelRequest(
 
 SDK_ONLY = ("x-stainless-", "user-agent")
 """What only the SDK sends: its own telemetry headers and its user agent."""
+THIN_ONLY = ("user-agent", "x-api-key")
+"""What only the thin transport sends: its user agent, and an API key also as `x-api-key`."""
 
 
 @pytest.fixture
@@ -104,13 +106,14 @@ async def test_the_api_sees_the_same_request_from_both(
         "accept-encoding": "gzip, deflate",
         "anthropic-version": API_VERSION,
         "authorization": "Bearer sk-test",
+        "x-api-key": "sk-test",
         "connection": "keep-alive",
         "content-length": thin["content-length"],
         "content-type": "application/json",
         "user-agent": f"agentcli/{__version__}",
     }
     assert {k: v for k, v in sdk.items() if not k.startswith(SDK_ONLY)} == {
-        k: v for k, v in thin.items() if k != "user-agent"
+        k: v for k, v in thin.items() if k not in THIN_ONLY
     }
     assert API_VERSION == anthropic._constants.ANTHROPIC_API_VERSION
     assert [r.path for r in server.requests] == ["/v1/messages", "/v1/messages"]
@@ -134,6 +137,7 @@ async def test_the_api_key_wins_over_the_auth_token(monkeypatch: pytest.MonkeyPa
     thin = HttpAnthropicModel("claude-sonnet-4-5")
     sdk = anthropic.AsyncAnthropic()
     assert thin.headers["authorization"] == sdk.auth_headers["Authorization"] == "Bearer sk-test"
+    assert thin.headers["x-api-key"] == "sk-test"
     await thin.aclose()
     await sdk.close()
 
@@ -165,7 +169,7 @@ async def test_custom_headers_from_the_environment_are_sent_by_both(
     assert thin["anthropic-beta"] == "feature-1,feature-2"
     assert thin["anthropic-version"] == "2023-06-01"
     assert {k: v for k, v in sdk.items() if not k.startswith(SDK_ONLY)} == {
-        k: v for k, v in thin.items() if k != "user-agent"
+        k: v for k, v in thin.items() if k not in THIN_ONLY
     }
     await close(both)
 

@@ -44,19 +44,21 @@ CONNECT_TIMEOUT_S = 15.0
 
 def auth_headers(api_key: str | None = None, auth_token: str | None = None) -> dict[str, str]:
     """The credential as the SDK sends it: the API key (argument, else `ANTHROPIC_API_KEY`),
-    else the auth token (`ANTHROPIC_AUTH_TOKEN`), both as a bearer token."""
-    credential = (
-        api_key
-        or auth_token
-        or os.environ.get("ANTHROPIC_API_KEY")
-        or os.environ.get("ANTHROPIC_AUTH_TOKEN")
-    )
+    else the auth token (`ANTHROPIC_AUTH_TOKEN`), both as a bearer token. An API key also goes
+    as `x-api-key`, the header the Messages API documents for keys (and older SDKs sent, next
+    to a bearer token when both were set), so a proxy or gateway that reads only that one
+    accepts agentcli too. A token is never sent as `x-api-key`."""
+    key = api_key or (None if auth_token else os.environ.get("ANTHROPIC_API_KEY"))
+    credential = key or auth_token or os.environ.get("ANTHROPIC_AUTH_TOKEN")
     if not credential:
         raise ConfigError(
             "ANTHROPIC_API_KEY is not set",
             hint="export ANTHROPIC_API_KEY=sk-ant-… (or set ANTHROPIC_AUTH_TOKEN)",
         )
-    return {"authorization": f"Bearer {credential}"}
+    headers = {"authorization": f"Bearer {credential}"}
+    if key:
+        headers["x-api-key"] = key
+    return headers
 
 
 def custom_headers(value: str | None) -> dict[str, str]:
