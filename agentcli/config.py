@@ -353,6 +353,7 @@ def flags_of(
     deny: Sequence[str] = (),
     accept: Sequence[str] = (),
     accept_retries: int | None = None,
+    provider: str | None = None,
 ) -> list[Flag]:
     """The settings the common command-line options set (unset options set nothing)."""
     given = [
@@ -363,6 +364,7 @@ def flags_of(
         ("permissions.deny", list(deny), "--deny"),
         ("acceptance.commands", list(accept), "--accept"),
         ("acceptance.retries", accept_retries, "--accept-retries"),
+        ("provider", provider, "--provider"),
     ]
     # An empty option (`-m ""`, or an empty AGENTCLI_MODEL typer read for --model) is unset.
     return [Flag(key, value, name) for key, value, name in given if value not in (None, "", [])]

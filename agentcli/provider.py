@@ -73,7 +73,10 @@ def openai_endpoint(
     url = base_url or environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL
     problem = url_problem(url)
     if problem is not None:
-        raise ConfigError(f"the OpenAI-compatible base URL {problem}", hint="fix OPENAI_BASE_URL")
+        raise ConfigError(
+            f"the OpenAI-compatible base URL {problem}",
+            hint="fix OPENAI_BASE_URL or `base_url` in your config",
+        )
     key = environ.get("OPENAI_API_KEY") or None
     if key is None and not is_loopback(url):
         raise ConfigError(

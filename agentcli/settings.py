@@ -29,6 +29,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from agentcli.catalogue import CATALOGUE, DEFAULT_MODEL, Catalogue, Effort, ThinkingMode
+from agentcli.errors import ConfigError
+from agentcli.provider import Provider
 from agentcli.vocabulary import PermissionMode
 
 __all__ = ["DEFAULT_MODEL", "Settings"]
@@ -294,6 +296,15 @@ class Settings(BaseModel):
     api: ApiSection = ApiSection()
     models: dict[str, ModelEntry] = {}
     """`[models."ID"]` tables: models added to the catalogue, or changes to the ones it has."""
+    # No `Untrusted` mark on these two: a repository's own config must not send your key, or
+    # your code, to a server of its choosing.
+    provider: Annotated[Provider, Field(strict=False), Env("AGENTCLI_PROVIDER")] = (
+        Provider.ANTHROPIC
+    )
+    """anthropic, or openai: any OpenAI-compatible Chat Completions server (`--provider`)."""
+    base_url: Annotated[str | None, Field(min_length=1), Env("OPENAI_BASE_URL")] = None
+    """With `provider = "openai"`: the server's URL up to its API version, e.g.
+    `http://localhost:11434/v1` (default `https://api.openai.com/v1`); checked only then."""
 
     _provenance: Provenance = PrivateAttr(default_factory=Provenance)
     _catalogue: Catalogue | None = PrivateAttr(default=None)
@@ -304,11 +315,17 @@ class Settings(BaseModel):
         return _check_prices(models)
 
     def catalogue(self) -> Catalogue:
-        """The built-in catalogue with this configuration's `[models]` applied."""
+        """The provider's catalogue with this configuration's `[models]` applied. An
+        OpenAI-compatible server's models are only the ones `[models]` describes."""
         if self._catalogue is None:
-            self._catalogue = CATALOGUE.with_overrides(
-                {model_id: entry.given() for model_id, entry in self.models.items()}
-            )
+            base = CATALOGUE if self.provider is Provider.ANTHROPIC else Catalogue(())
+            overrides = {model_id: entry.given() for model_id, entry in self.models.items()}
+            try:
+                self._catalogue = base.with_overrides(overrides)
+            except ValueError as exc:
+                raise ConfigError(
+                    f"[models]: {exc}", hint="give each such model both `input` and `output`"
+                ) from exc
         return self._catalogue
 
     @property

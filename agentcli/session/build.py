@@ -33,6 +33,8 @@ from agentcli.owngit import RepoDecision, decide
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
 from agentcli.permissions.setup import build_permissions
+from agentcli.provider import Provider
+from agentcli.session.openai_model import openai_factory, openai_notices
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
 from agentcli.settings import Settings, Transport
 from agentcli.store.db import connect
@@ -92,6 +94,13 @@ def make_model(name: str, transport: Transport = Transport.HTTP) -> ModelClient:
     return DeferredModel(name, lambda: anthropic_client(name, transport))
 
 
+def provider_factory(target: SessionTarget, settings: Settings) -> Callable[[str], ModelClient]:
+    """The client factory of the configured provider (`--provider`, `provider`)."""
+    if settings.provider is Provider.OPENAI:
+        return openai_factory(settings, resumed=target.resumed is not None)
+    return make_model
+
+
 def session_model(target: SessionTarget, settings: Settings) -> str:
     """A resumed session keeps its model unless a flag or the environment names one. An alias
     (`opus`) becomes the id of the model it names."""
@@ -126,6 +135,7 @@ def build_manager(
     if model_factory is None:
         model_factory = functools.partial(make_model, transport=settings.api.transport)
     workspace = target.workspace
+    model_factory = model_factory or provider_factory(target, settings)
     model_name = session_model(target, settings)
     catalogue = settings.catalogue()
     spec = catalogue.lookup(model_name)
@@ -156,7 +166,12 @@ def build_manager(
         events=events,
         git=git,
     )
-    for notice in choice_notices(spec, settings.effort):
+    notices = (
+        openai_notices(spec, settings.effort)
+        if settings.provider is Provider.OPENAI
+        else choice_notices(spec, settings.effort)
+    )
+    for notice in notices:
         events(Notice(level="warning", message=notice))
     return ConversationManager(
         session_id=session.session_id,

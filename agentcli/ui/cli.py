@@ -110,12 +110,25 @@ def root(
         bool,
         typer.Option("--continue", help="REPL: continue the latest session in this workspace."),
     ] = False,
+    provider: Annotated[
+        str | None,
+        typer.Option("--provider", metavar="NAME", help="REPL: anthropic or openai."),
+    ] = None,
 ) -> None:
     """Start the interactive REPL when no command is given: `agentcli ["TASK"]` (with stdin not
     a terminal, a run: the task from stdin, or TASK with stdin as context). Options before a
     command are the REPL's."""
     given = (
-        model or cwd or permission_mode or allow or deny or accept or effort or resume or continue_
+        model
+        or cwd
+        or permission_mode
+        or allow
+        or deny
+        or accept
+        or effort
+        or resume
+        or continue_
+        or provider
     )
     if ctx.invoked_subcommand == PROMPT:
         return  # the prompt command reads these options from this context
@@ -152,6 +165,7 @@ def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
         "effort": options.get("effort"),
         "resume": options.get("resume"),
         "continue_": bool(options.get("continue_")),
+        "provider": options.get("provider"),
     }
     if sys.stdin is not None and sys.stdin.isatty():
         from agentcli.ui.repl.main import main as repl_main
@@ -251,6 +265,14 @@ def run(
             "--trust-project", help="Apply this workspace's .agentcli config for this run only."
         ),
     ] = False,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            "--provider",
+            metavar="NAME",
+            help="anthropic (default) or openai (an OpenAI-compatible server).",
+        ),
+    ] = None,
 ) -> None:
     """Run one task, then exit."""
     from agentcli.ui.run import RunOptions, run_command
@@ -276,6 +298,7 @@ def run(
                 output_format=output_format,
                 quiet=quiet,
                 trust_project=trust_project,
+                provider=provider,
             )
         )
     )

@@ -65,6 +65,7 @@ class RunOptions:
     quiet: bool = False
     trust_project: bool = False
     """Apply the workspace's in-repo config for this run even if it is not trusted."""
+    provider: str | None = None
 
 
 def read_task(task: str | None) -> str:
@@ -172,6 +173,7 @@ def run_settings(options: RunOptions, workspace: Path, events: EventSink) -> Set
             deny=options.deny,
             accept=options.accept,
             accept_retries=options.accept_retries,
+            provider=options.provider,
         ),
         trusted=True if options.trust_project else None,
     )

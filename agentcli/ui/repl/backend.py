@@ -19,6 +19,7 @@ from agentcli.events import EventSink
 from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
 from agentcli.permissions import PermissionMode, Prompter
+from agentcli.provider import Provider
 from agentcli.session.build import anthropic_client, build_manager, locate
 from agentcli.settings import Transport
 from agentcli.ui.run import announce_untrusted, say
@@ -69,6 +70,8 @@ def build_repl_manager(
     if model_factory is None:
         model_factory = functools.partial(repl_model, transport=resolved.api.transport)
     announce_untrusted(resolved, events)
+    if model_factory is None and resolved.provider is Provider.ANTHROPIC:
+        model_factory = repl_model  # else the provider's own (session.build)
     return build_manager(
         target,
         resolved,

@@ -27,6 +27,7 @@ class ReplSettings:
     one first). Only the first session: `/clear` starts a new one."""
     continue_: bool = False
     """`--continue`: open on the latest session in the workspace (also the first session only)."""
+    provider: str | None = None
 
     def flags(self) -> list[Flag]:
         return flags_of(
@@ -36,6 +37,7 @@ class ReplSettings:
             allow=self.allow,
             deny=self.deny,
             accept=self.accept,
+            provider=self.provider,
         )
 
     def resolve(self, workspace: Path) -> Settings:
