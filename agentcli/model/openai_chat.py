@@ -31,7 +31,12 @@ from agentcli.provider import OpenAIEndpoint
 from agentcli.terminal_reason import TerminalReason
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-_CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context window")
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",  # OpenAI
+    "maximum context length",  # OpenAI, vLLM
+    "exceed_context_size",  # llama.cpp
+    "context window",
+)
 
 
 class OpenAIChatModel:
@@ -147,7 +152,7 @@ def _status_error(status: int, data: bytes, response: httpx2.Response) -> Except
         413: "the request is too large",
     }.get(status, "")
     reason = TerminalReason.MODEL_ERROR
-    lowered = f"{code} {message}".lower()
+    lowered = f"{etype} {code} {message}".lower()
     if status == 400 and any(marker in lowered for marker in _CONTEXT_MARKERS):
         reason = TerminalReason.CONTEXT_EXHAUSTED
         advice = "the conversation no longer fits the model's context window"

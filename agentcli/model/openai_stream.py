@@ -131,8 +131,11 @@ class ChatStreamAccumulator:
         if isinstance(function, dict):
             if isinstance(function.get("name"), str) and not open_call.name:
                 open_call.name = function["name"]
-            if isinstance(function.get("arguments"), str):
-                open_call.arguments.append(function["arguments"])
+            arguments = function.get("arguments")
+            if isinstance(arguments, str):
+                open_call.arguments.append(arguments)
+            elif isinstance(arguments, dict):  # a server that sends the object itself
+                open_call.arguments.append(json.dumps(arguments))
 
     def result(self) -> ModelResponse:
         """The complete response. Raises IncompleteResponseError if the stream was cut."""

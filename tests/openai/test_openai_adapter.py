@@ -3,6 +3,7 @@ text and tool calls assembled from deltas, truncation, broken streams, error sta
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -316,3 +317,42 @@ async def test_a_refused_connection_is_retryable() -> None:
     _open.append(model)
     with pytest.raises(RetryableModelError, match="could not connect"):
         await model.complete(REQUEST, lambda _e: None)
+
+
+async def test_a_server_that_answers_with_one_json_completion_is_understood(
+    server: FakeChatServer,
+) -> None:
+    whole = {
+        "model": "fake-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "read_file", "arguments": {"path": "a.py"}},
+                        }
+                    ],
+                },
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+    }
+    server.push(RawResponse(status=200, body=json.dumps(whole).encode()))
+    response = await model_for(server).complete(REQUEST, lambda _e: None)
+    assert [(u.id, u.input) for u in response.message.tool_uses] == [("call_1", {"path": "a.py"})]
+    assert response.usage.output_tokens == 3
+
+
+async def test_llama_cpp_context_overflow_is_context_exhausted(server: FakeChatServer) -> None:
+    body = {"error": {"code": 400, "message": "the request exceeds the available context size"}}
+    body["error"]["type"] = "exceed_context_size_error"
+    server.push(RawResponse(status=400, body=json.dumps(body).encode()))
+    with pytest.raises(ModelError) as caught:
+        await model_for(server).complete(REQUEST, lambda _e: None)
+    assert caught.value.reason is TerminalReason.CONTEXT_EXHAUSTED

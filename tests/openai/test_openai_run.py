@@ -321,3 +321,19 @@ def test_the_real_binary_exits_0_with_the_json_result(
         }
     ]
     assert server.requests[1].body["messages"][-1]["content"].startswith("Error: ")
+
+
+def test_doctor_says_where_requests_go_and_whether_a_key_is_needed(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcli.ui.doctor import doctor_lines
+
+    monkeypatch.setenv("AGENTCLI_PROVIDER", "openai")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:11434/v1")
+    lines = doctor_lines(workspace)
+    assert (
+        "provider: openai, at http://localhost:11434/v1; key: none (not needed: the server is "
+        "on this machine)" in lines
+    )
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://models.example/v1")
+    assert any("key: missing (export OPENAI_API_KEY=…)" in line for line in doctor_lines(workspace))
