@@ -328,6 +328,12 @@ class Settings(BaseModel):
                 ) from exc
         return self._catalogue
 
+    def with_provider(self, provider: Provider) -> Settings:
+        """These settings with another provider (a resumed session's own), and its catalogue."""
+        changed = self.model_copy(update={"provider": provider})
+        changed._catalogue = None
+        return changed
+
     @property
     def provenance(self) -> Provenance:
         return self._provenance

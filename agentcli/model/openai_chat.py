@@ -92,6 +92,8 @@ class OpenAIChatModel:
                         sse = parser.feed_line(line)
                         if sse is not None:
                             acc.feed_sse(sse)
+                        if acc.done:
+                            break  # `[DONE]`: whatever the server does with the connection now
                     last = parser.flush()
                     if last is not None:
                         acc.feed_sse(last)

@@ -101,6 +101,16 @@ def provider_factory(target: SessionTarget, settings: Settings) -> Callable[[str
     return make_model
 
 
+def session_provider(target: SessionTarget, settings: Settings) -> Settings:
+    """A resumed session keeps the provider it recorded unless a flag or the environment names
+    one (as it keeps its model)."""
+    recorded = target.resumed.settings.get("provider") if target.resumed is not None else None
+    origin = settings.origin("provider")
+    if recorded not in tuple(Provider) or (origin is not None and origin.path is None):
+        return settings
+    return settings.with_provider(Provider(recorded))
+
+
 def session_model(target: SessionTarget, settings: Settings) -> str:
     """A resumed session keeps its model unless a flag or the environment names one. An alias
     (`opus`) becomes the id of the model it names."""
@@ -135,6 +145,7 @@ def build_manager(
     if model_factory is None:
         model_factory = functools.partial(make_model, transport=settings.api.transport)
     workspace = target.workspace
+    settings = session_provider(target, settings)
     model_factory = model_factory or provider_factory(target, settings)
     model_name = session_model(target, settings)
     catalogue = settings.catalogue()
@@ -160,6 +171,7 @@ def build_manager(
         workspace=workspace,
         settings={
             "permission_mode": settings.permission_mode.value,
+            "provider": settings.provider.value,
             "allow": settings.flag_rules("allow"),
             "deny": settings.flag_rules("deny"),
         },

@@ -37,6 +37,9 @@ class ChatSseResponse:
     payloads: Sequence[str]
     cut_after: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    hold_open: bool = False
+    """After the payloads, keep the connection open (until the server closes) instead of
+    ending the response."""
 
 
 ChatResponse = ChatSseResponse | RawResponse | HangResponse
@@ -108,8 +111,12 @@ def chat_stream(
     """A scripted streamed response (see `chat_chunks`); `cut_after` breaks the connection."""
     cut_after = kwargs.pop("cut_after", None)
     headers = kwargs.pop("headers", {})
+    hold_open = kwargs.pop("hold_open", False)
     return ChatSseResponse(
-        payloads=chat_chunks(text, tool_calls, **kwargs), cut_after=cut_after, headers=headers
+        payloads=chat_chunks(text, tool_calls, **kwargs),
+        cut_after=cut_after,
+        headers=headers,
+        hold_open=hold_open,
     )
 
 
@@ -154,6 +161,8 @@ class FakeChatServer:
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.unscripted_requests = 0
+        self.closing = threading.Event()
+        """Set when the server shuts down: what a response held open waits for."""
         server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         server.daemon_threads = True
         self._server = server
@@ -197,6 +206,7 @@ class FakeChatServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.closing.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -247,6 +257,10 @@ class _Handler(BaseHTTPRequestHandler):
             frame = f"data: {payload}\n\n".encode()
             self.wfile.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
             self.wfile.flush()
+        if response.hold_open:
+            self.owner.closing.wait()
+            self.close_connection = True
+            return
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

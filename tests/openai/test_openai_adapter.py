@@ -356,3 +356,12 @@ async def test_llama_cpp_context_overflow_is_context_exhausted(server: FakeChatS
     with pytest.raises(ModelError) as caught:
         await model_for(server).complete(REQUEST, lambda _e: None)
     assert caught.value.reason is TerminalReason.CONTEXT_EXHAUSTED
+
+
+async def test_done_ends_the_response_even_if_the_server_keeps_the_connection_open(
+    server: FakeChatServer,
+) -> None:
+    server.push(chat_stream("ok", hold_open=True))
+    request = ModelRequest(system="", messages=[Message.user("hi")], idle_timeout_s=10)
+    response = await model_for(server).complete(request, lambda _e: None)
+    assert response.message.text == "ok"

@@ -86,6 +86,9 @@ def test_a_text_answer_is_the_same_result_as_on_anthropic(
     assert data["cost_usd"] is None and data["total_cost_usd"] is None
     body = server.requests[0].body
     assert body["model"] == "fake-model" and body["messages"][0]["role"] == "system"
+    # The session records its provider, so resuming it goes back to the same server.
+    assert run_app(["sessions", "export", data["session_id"]]) == 0
+    assert json.loads(capsys.readouterr().out)["session"]["settings"]["provider"] == "openai"
     assert {t["function"]["name"] for t in body["tools"]} >= {"read_file", "shell", "write_file"}
 
 
@@ -337,3 +340,31 @@ def test_doctor_says_where_requests_go_and_whether_a_key_is_needed(
     )
     monkeypatch.setenv("OPENAI_BASE_URL", "https://models.example/v1")
     assert any("key: missing (export OPENAI_API_KEY=…)" in line for line in doctor_lines(workspace))
+
+
+def test_a_resumed_session_keeps_its_recorded_provider_unless_told_otherwise(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcli.config import flags_of, load_settings
+    from agentcli.provider import Provider
+    from agentcli.session.build import SessionTarget, session_provider
+    from agentcli.store.queries import SessionRow
+
+    row = SessionRow(
+        id="s1",
+        workspace=str(workspace),
+        model="fake-model",
+        settings={"provider": "openai"},
+        created_at=0.0,
+        updated_at=0.0,
+    )
+    resumed = SessionTarget(workspace=workspace, resumed=row)
+    plain = load_settings(workspace)
+    assert plain.catalogue().find("opus") is not None
+    kept = session_provider(resumed, plain)
+    assert kept.provider is Provider.OPENAI and kept.catalogue().find("opus") is None
+    flagged = load_settings(workspace, flags=flags_of(provider="anthropic"))
+    assert session_provider(resumed, flagged).provider is Provider.ANTHROPIC
+    monkeypatch.setenv("AGENTCLI_PROVIDER", "anthropic")
+    assert session_provider(resumed, load_settings(workspace)).provider is Provider.ANTHROPIC
+    assert session_provider(SessionTarget(workspace=workspace), plain) is plain
