@@ -29,6 +29,7 @@ from rich.text import Text
 
 from agentcli.errors import UsageError
 from agentcli.paths import data_home, resolve_workspace
+from agentcli.provider import Provider
 from agentcli.ui.repl import commands
 from agentcli.ui.repl.bang import with_context
 from agentcli.ui.repl.call_log import ShowLatestCall, show_call
@@ -77,6 +78,7 @@ class Repl:
         resolved = settings.resolve(self.workspace)
         self.status = Status(model=resolved.model, mode=resolved.permission_mode.value)
         self.transport = resolved.api.transport
+        self.needs_anthropic_key = resolved.provider is Provider.ANTHROPIC  # else checked later
         self.exiting = False
         self.preloader = preloader or Preloader(then=self._warm_model)
         self.io: dict[str, Any] = {"input": input, "output": output}
@@ -224,7 +226,7 @@ class Repl:
         self.preloader.start()
 
     def _warm_model(self) -> None:
-        if self._build is None:  # only the real session builder uses the API client
+        if self._build is None and self.needs_anthropic_key:  # the real builder's client
             from agentcli.ui.repl.backend import warm_model
 
             warm_model(self.status.model, self.transport)
@@ -294,7 +296,7 @@ class Repl:
         self.console.print()
 
     async def run_task(self, prompt: str) -> None:
-        if not has_api_key():
+        if self.needs_anthropic_key and not has_api_key():
             self.error(
                 "tasks need ANTHROPIC_API_KEY, which is not set: export ANTHROPIC_API_KEY=sk-ant-… "
                 "and start agentcli again (your message is in the history: press ↑)"

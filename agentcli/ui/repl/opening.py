@@ -67,7 +67,7 @@ async def open_first(repl: ReplHost) -> int | None:
 
             return ExitCode.ABORTED
         settings.resume = chosen
-    welcome(repl.console, repl.workspace)
+    welcome(repl.console, repl.workspace, needs_key=repl.needs_anthropic_key)
     if settings.resume is None and not settings.continue_:
         return None  # a new session, made when the first task needs it
     manager = await repl.manager_or_none()
