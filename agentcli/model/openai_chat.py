@@ -3,7 +3,8 @@
 Why not the `openai` SDK: it would do little here that is not done already. Retries are
 `model.retry`'s (the SDK's would be off, as the Anthropic SDK's are), SSE framing is
 `model.stream.SseParser`, the tool-call deltas are assembled by `model.openai_stream` either
-way (the SDK streams raw chunks too), and the request body is ours (`model.openai_request`).
+way (the SDK's helper knows nothing of a call cut at `length`), and the request body is ours
+(`model.openai_request`).
 What is left is one POST with a bearer token and a status-to-error table (`_status_error`,
 the one place errors are mapped). Importing the SDK costs ~0.4 s and ~900 modules; httpx2,
 which agentcli uses anyway, ~0.1 s (README, "Other models").
