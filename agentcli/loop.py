@@ -202,7 +202,7 @@ class QueryLoop:
             self.api_s += self.clock.now() - asked
         self.stop_reason = response.stop_reason
         self.usage = self.usage + response.usage
-        cost = cost_usd(spec.price, response.usage)
+        cost = cost_usd(spec.price, response.usage) if response.usage_known else None
         self._cost = None if cost is None or self._cost is None else self._cost + cost
         self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
         message = replace(response.message, producer=producer)

@@ -70,6 +70,8 @@ class ModelResponse:
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     request_id: str | None = None
+    usage_known: bool = True
+    """False when the server reported no usage: `usage` is zeros, and the cost is unknown."""
 
 
 class ModelClient(Protocol):

@@ -23,7 +23,7 @@ import httpx2
 
 from agentcli import __version__
 from agentcli.errors import ModelError, RetryableModelError
-from agentcli.events import EventSink
+from agentcli.events import EventSink, Notice
 from agentcli.model import ModelRequest, ModelResponse
 from agentcli.model.openai_request import chat_request_body
 from agentcli.model.openai_stream import ChatStreamAccumulator
@@ -32,6 +32,10 @@ from agentcli.provider import OpenAIEndpoint
 from agentcli.terminal_reason import TerminalReason
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+NO_USAGE = (
+    "the server reports no token usage (stream_options.include_usage): tokens are not counted "
+    "and the cost is unknown"
+)
 _CONTEXT_MARKERS = (
     "context_length_exceeded",  # OpenAI
     "maximum context length",  # OpenAI, vLLM
@@ -48,6 +52,7 @@ class OpenAIChatModel:
     ) -> None:
         self._model = model
         self._endpoint = endpoint
+        self._said_no_usage = False
         headers = {"accept": "text/event-stream", "user-agent": f"agentcli/{__version__}"}
         if endpoint.api_key is not None:
             headers["authorization"] = f"Bearer {endpoint.api_key}"
@@ -64,13 +69,29 @@ class OpenAIChatModel:
         await self._client.aclose()
 
     async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
-        body = chat_request_body(self._model, request)
         taken = frozenset(call.id for m in request.messages for call in m.tool_uses)
         acc = ChatStreamAccumulator(on_event=on_event, taken_ids=taken)
-        request_id: str | None = None
+        request_id = await self._exchange(chat_request_body(self._model, request), acc, request)
+        result = acc.result()
+        if not result.usage_known and not self._said_no_usage:
+            self._said_no_usage = True
+            on_event(Notice(level="warning", message=NO_USAGE))
+        return ModelResponse(
+            message=result.message,
+            stop_reason=result.stop_reason,
+            usage=result.usage,
+            model=result.model or self._model,
+            request_id=request_id,
+            usage_known=result.usage_known,
+        )
+
+    async def _exchange(
+        self, body: dict[str, Any], acc: ChatStreamAccumulator, request: ModelRequest
+    ) -> str | None:
+        """POST the request and feed what comes back to `acc`; returns the request id. Every
+        transport failure becomes a RetryableModelError, every error status ours."""
         answered = False
         idle = request.idle_timeout_s
-        clock = asyncio.get_running_loop()
         url = self._endpoint.chat_url
         try:
             # Pushed back by every line the server sends: it fires only when the connection
@@ -80,24 +101,13 @@ class OpenAIChatModel:
                 self._client.stream("POST", url, json=body) as response,
             ):
                 answered = True
-                request_id = response.headers.get("x-request-id")
                 if response.status_code >= 400:
                     raise _status_error(response.status_code, await response.aread(), response)
                 if "json" in response.headers.get("content-type", ""):
                     _feed_whole(acc, await response.aread())  # a server that does not stream
                 else:
-                    parser = SseParser()
-                    async for line in response.aiter_lines():
-                        if idle is not None:
-                            watchdog.reschedule(clock.time() + idle)
-                        sse = parser.feed_line(line)
-                        if sse is not None:
-                            acc.feed_sse(sse)
-                        if acc.done:
-                            break  # `[DONE]`: whatever the server does with the connection now
-                    last = parser.flush()
-                    if last is not None:
-                        acc.feed_sse(last)
+                    await _feed_stream(acc, response, watchdog, idle)
+                return response.headers.get("x-request-id")
         except TimeoutError as exc:
             waited = "the response stream stalled" if answered else "no response"
             raise RetryableModelError(f"{waited}: nothing received for {idle:g} s") from exc
@@ -108,14 +118,28 @@ class OpenAIChatModel:
         except httpx2.HTTPError as exc:
             # The connection broke while the body was streaming: an incomplete response.
             raise RetryableModelError(f"the response stream broke: {exc!r}") from exc
-        result = acc.result()
-        return ModelResponse(
-            message=result.message,
-            stop_reason=result.stop_reason,
-            usage=result.usage,
-            model=result.model or self._model,
-            request_id=request_id,
-        )
+
+
+async def _feed_stream(
+    acc: ChatStreamAccumulator,
+    response: httpx2.Response,
+    watchdog: asyncio.Timeout,
+    idle: float | None,
+) -> None:
+    """The SSE lines of `response`, until `[DONE]` or the end of the body."""
+    clock = asyncio.get_running_loop()
+    parser = SseParser()
+    async for line in response.aiter_lines():
+        if idle is not None:
+            watchdog.reschedule(clock.time() + idle)
+        sse = parser.feed_line(line)
+        if sse is not None:
+            acc.feed_sse(sse)
+        if acc.done:
+            return  # `[DONE]`: whatever the server does with the connection now
+    last = parser.flush()
+    if last is not None:
+        acc.feed_sse(last)
 
 
 def _feed_whole(acc: ChatStreamAccumulator, data: bytes) -> None:

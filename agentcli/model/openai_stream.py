@@ -166,6 +166,7 @@ class ChatStreamAccumulator:
             stop_reason=stop_reason,
             usage=self.usage or Usage(),
             model=self.model,
+            usage_known=self.usage is not None,
         )
 
 

@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from agentcli.errors import ModelError, RetryableModelError
-from agentcli.events import Event, ModelRetrying, TextDelta, ThinkingDelta
+from agentcli.events import Event, ModelRetrying, Notice, TextDelta, ThinkingDelta
 from agentcli.messages import Message, ToolResultBlock, ToolUseBlock
 from agentcli.model import ModelRequest, StopReason, ToolSpec
-from agentcli.model.openai_chat import OpenAIChatModel
+from agentcli.model.openai_chat import NO_USAGE, OpenAIChatModel
 from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.provider import OpenAIEndpoint
 from agentcli.terminal_reason import TerminalReason
@@ -301,9 +301,17 @@ async def test_an_error_inside_the_stream_is_retryable(server: FakeChatServer) -
 
 
 async def test_a_missing_usage_chunk_counts_nothing(server: FakeChatServer) -> None:
-    server.push(chat_stream("ok", with_usage=False, done=False))
-    response = await model_for(server).complete(REQUEST, lambda _e: None)
+    server.push(
+        chat_stream("ok", with_usage=False, done=False), chat_stream("again", with_usage=False)
+    )
+    events: list[Event] = []
+    model = model_for(server)
+    response = await model.complete(REQUEST, events.append)
     assert response.message.text == "ok" and response.usage.total_tokens == 0
+    assert response.usage_known is False
+    await model.complete(REQUEST, events.append)
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert notices == [NO_USAGE]  # said once
 
 
 async def test_no_key_sends_no_authorization(server: FakeChatServer) -> None:

@@ -232,6 +232,11 @@ def test_a_price_from_the_config_gives_a_cost(
     code, data, _err = run(capsys, workspace, "hi")
     assert code == 0
     assert data["cost_usd"] == pytest.approx((1000 * 1.0 + 500 * 2.0) / 1e6)
+    # A server that reports no usage: the price is known, the cost is not (never 0).
+    server.push(chat_stream("ok", with_usage=False))
+    code, data, err = run(capsys, workspace, "hi")
+    assert code == 0 and data["cost_usd"] is None
+    assert "the server reports no token usage" in err
 
 
 def test_no_key_for_a_remote_server_is_a_config_error_before_any_request(
