@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agentcli.catalogue import Effort, unknown_model
 from agentcli.errors import IncompleteResponseError
@@ -179,3 +181,35 @@ def test_max_tokens_and_effort_only_when_asked_and_accepted() -> None:
     )
     body = chat_request_body("m", thinker)
     assert body["max_tokens"] == 500 and body["reasoning_effort"] == "high"
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@given(
+    calls=st.lists(
+        st.dictionaries(st.text(max_size=6), _json_values, max_size=4), min_size=1, max_size=3
+    ),
+    cuts=st.lists(st.integers(min_value=1, max_value=9), min_size=1, max_size=5),
+)
+def test_arguments_split_anywhere_assemble_to_what_the_model_sent(
+    calls: list[dict[str, Any]], cuts: list[int]
+) -> None:
+    chunks = []
+    for index, arguments in enumerate(calls):
+        text = json.dumps(arguments)
+        chunks.append(delta(tool_calls=[tool(index, f"c{index}", "t", "")]))
+        start, turn = 0, 0
+        while start < len(text):
+            size = cuts[turn % len(cuts)]
+            chunks.append(delta(tool_calls=[tool(index, None, None, text[start : start + size])]))
+            start, turn = start + size, turn + 1
+    response = accumulate(*chunks, delta("tool_calls"))
+    assert [u.input for u in response.message.tool_uses] == calls
+    assert all(u.complete and u.input_problem is None for u in response.message.tool_uses)
