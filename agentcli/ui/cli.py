@@ -118,17 +118,8 @@ def root(
     """Start the interactive REPL when no command is given: `agentcli ["TASK"]` (with stdin not
     a terminal, a run: the task from stdin, or TASK with stdin as context). Options before a
     command are the REPL's."""
-    given = (
-        model
-        or cwd
-        or permission_mode
-        or allow
-        or deny
-        or accept
-        or effort
-        or resume
-        or continue_
-        or provider
+    given = any(
+        (model, cwd, permission_mode, allow, deny, accept, effort, resume, continue_, provider)
     )
     if ctx.invoked_subcommand == PROMPT:
         return  # the prompt command reads these options from this context
@@ -267,11 +258,7 @@ def run(
     ] = False,
     provider: Annotated[
         str | None,
-        typer.Option(
-            "--provider",
-            metavar="NAME",
-            help="anthropic (default) or openai (an OpenAI-compatible server).",
-        ),
+        typer.Option("--provider", metavar="NAME", help="anthropic (default) or openai."),
     ] = None,
 ) -> None:
     """Run one task, then exit."""

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from agentcli.session.records import export
 from agentcli.testing.fake_openai import FakeChatServer, call, chat_error, chat_stream
 from agentcli.ui.cli import run_app
 from tests.test_cli_run import RESULT_KEYS
@@ -87,8 +88,7 @@ def test_a_text_answer_is_the_same_result_as_on_anthropic(
     body = server.requests[0].body
     assert body["model"] == "fake-model" and body["messages"][0]["role"] == "system"
     # The session records its provider, so resuming it goes back to the same server.
-    assert run_app(["sessions", "export", data["session_id"]]) == 0
-    assert json.loads(capsys.readouterr().out)["session"]["settings"]["provider"] == "openai"
+    assert export(data["session_id"])["session"]["settings"]["provider"] == "openai"
     assert {t["function"]["name"] for t in body["tools"]} >= {"read_file", "shell", "write_file"}
 
 
