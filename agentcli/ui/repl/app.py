@@ -217,6 +217,7 @@ class Repl:
         manager = build(self.settings, view, prompter)
         self._view = view
         self.status.model = manager.model.model
+        self.needs_anthropic_key = manager.settings.provider is Provider.ANTHROPIC  # resumed
         self.status.mode = backend.mode_of(manager, self.status.mode)
         return manager
 

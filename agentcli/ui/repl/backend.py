@@ -20,7 +20,7 @@ from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
 from agentcli.permissions import PermissionMode, Prompter
 from agentcli.provider import Provider
-from agentcli.session.build import anthropic_client, build_manager, locate
+from agentcli.session.build import anthropic_client, build_manager, locate, session_provider
 from agentcli.settings import Transport
 from agentcli.ui.run import announce_untrusted, say
 
@@ -66,12 +66,11 @@ def build_repl_manager(
     """A new session with what the REPL was started with (and /model, /mode since), or the
     recorded one `--resume ID` / `--continue` name."""
     target = locate(settings.cwd, resume=settings.resume, continue_=settings.continue_)
-    resolved = settings.resolve(target.workspace)
-    if model_factory is None:
-        model_factory = functools.partial(repl_model, transport=resolved.api.transport)
+    resolved = session_provider(target, settings.resolve(target.workspace))
     announce_untrusted(resolved, events)
     if model_factory is None and resolved.provider is Provider.ANTHROPIC:
-        model_factory = repl_model  # else the provider's own (session.build)
+        model_factory = functools.partial(repl_model, transport=resolved.api.transport)
+    # else the provider's own (`session.build.provider_factory`)
     return build_manager(
         target,
         resolved,
