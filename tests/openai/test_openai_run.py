@@ -18,6 +18,7 @@ import pytest
 
 from agentcli.session.records import export
 from agentcli.testing.fake_openai import FakeChatServer, call, chat_error, chat_stream
+from agentcli.testing.fake_responses import HangResponse
 from agentcli.ui.cli import run_app
 from tests.test_cli_run import RESULT_KEYS
 
@@ -373,3 +374,12 @@ def test_a_resumed_session_keeps_its_recorded_provider_unless_told_otherwise(
     monkeypatch.setenv("AGENTCLI_PROVIDER", "anthropic")
     assert session_provider(resumed, load_settings(workspace)).provider is Provider.ANTHROPIC
     assert session_provider(SessionTarget(workspace=workspace), plain) is plain
+
+
+def test_the_time_limit_ends_a_request_the_server_never_answers(
+    server: FakeChatServer, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.push(HangResponse(seconds=20))
+    code, data, _err = run(capsys, workspace, "hi", "--timeout", "1")
+    assert code == 3
+    assert data["terminal_reason"] == "timeout" and data["task_state"] == "budget_exhausted"
