@@ -28,10 +28,10 @@ from agentcli.model import ModelRequest, ModelResponse
 from agentcli.model.openai_request import chat_request_body
 from agentcli.model.openai_stream import ChatStreamAccumulator
 from agentcli.model.stream import ServerSentEvent, SseParser
+from agentcli.model.wire import RETRYABLE_STATUS
 from agentcli.provider import OpenAIEndpoint
 from agentcli.terminal_reason import TerminalReason
 
-RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 NO_USAGE = (
     "the server reports no token usage (stream_options.include_usage): tokens are not counted "
     "and the cost is unknown"

@@ -95,10 +95,11 @@ def make_model(name: str, transport: Transport = Transport.HTTP) -> ModelClient:
 
 
 def provider_factory(target: SessionTarget, settings: Settings) -> Callable[[str], ModelClient]:
-    """The client factory of the configured provider (`--provider`, `provider`)."""
+    """The client factory of the configured provider (`--provider`, `provider`): for Anthropic,
+    `make_model` over the configured transport."""
     if settings.provider is Provider.OPENAI:
         return openai_factory(settings, resumed=target.resumed is not None)
-    return make_model
+    return functools.partial(make_model, transport=settings.api.transport)
 
 
 def session_provider(target: SessionTarget, settings: Settings) -> Settings:
@@ -139,11 +140,9 @@ def build_manager(
     say: Callable[[str], None] = lambda _notice: None,
 ) -> ConversationManager:
     """The session for `run` and the REPL: permissions and sandbox, budget, acceptance
-    checks, the model client (`make_model` over the configured transport unless a factory is
-    given), and the journal (new, or resumed and recovered). `say` gets what the user should
-    hear once at the start (e.g. that no sandbox is available)."""
-    if model_factory is None:
-        model_factory = functools.partial(make_model, transport=settings.api.transport)
+    checks, the model client (the provider's, `provider_factory`, unless a factory is given),
+    and the journal (new, or resumed and recovered). `say` gets what the user should hear once
+    at the start (e.g. that no sandbox is available)."""
     workspace = target.workspace
     settings = session_provider(target, settings)
     model_factory = model_factory or provider_factory(target, settings)
