@@ -28,6 +28,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from agentcli.catalogue import CATALOGUE, DEFAULT_MODEL, Catalogue, Effort, ThinkingMode
+from agentcli.mcp.entry import ServerEntry, check_server_name
 from agentcli.vocabulary import PermissionMode
 
 __all__ = ["DEFAULT_MODEL", "Settings"]
@@ -54,7 +55,14 @@ class Env:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class ByName:
+    """A table of named entries: a higher level replaces an entry of the same name whole (a
+    server configured twice is the higher level's server, never a mix of both)."""
+
+
 ACCUMULATES = Accumulates()
+BY_NAME = ByName()
 HARMLESS = Untrusted(lambda _value, _in_force: True, "bounds the work; never lets anything run")
 NARROWS = Untrusted(lambda _value, _in_force: True, "only narrows what runs unasked")
 
@@ -275,6 +283,8 @@ class Settings(BaseModel):
     api: ApiSection = ApiSection()
     models: dict[str, ModelEntry] = {}
     """`[models."ID"]` tables: models added to the catalogue, or changes to the ones it has."""
+    mcp_servers: Annotated[dict[str, ServerEntry], BY_NAME] = {}
+    """`[mcp_servers.NAME]` tables: MCP servers whose tools the model gets (`agentcli.mcp`)."""
 
     _provenance: Provenance = PrivateAttr(default_factory=Provenance)
     _catalogue: Catalogue | None = PrivateAttr(default=None)
@@ -283,6 +293,15 @@ class Settings(BaseModel):
     @classmethod
     def _known_prices(cls, models: dict[str, ModelEntry]) -> dict[str, ModelEntry]:
         return _check_prices(models)
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _server_names(cls, servers: dict[str, ServerEntry]) -> dict[str, ServerEntry]:
+        for name in servers:
+            problem = check_server_name(name)
+            if problem:
+                raise ValueError(f"server {name!r}: {problem}")
+        return servers
 
     def catalogue(self) -> Catalogue:
         """The built-in catalogue with this configuration's `[models]` applied."""

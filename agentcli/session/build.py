@@ -11,7 +11,7 @@ and the task's prompt are journaled.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from agentcli.errors import ConfigError, UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.instructions import instruction_files, system_prompt
 from agentcli.loop import LoopSettings
+from agentcli.mcp.session import problem_reporter, start_servers
 from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
 from agentcli.model.retry import RetryPolicy
@@ -109,10 +110,12 @@ def build_manager(
     model_factory: Callable[[str], ModelClient] = make_model,
     prompter: Prompter | None = None,
     say: Callable[[str], None] = lambda _notice: None,
+    mcp_config: Sequence[Path] = (),
 ) -> ConversationManager:
     """The session for `run` and the REPL: permissions and sandbox, budget, acceptance
-    checks, the model client, and the journal (new, or resumed and recovered). `say` gets
-    what the user should hear once at the start (e.g. that no sandbox is available)."""
+    checks, the model client, the journal (new, or resumed and recovered) and the tools of the
+    MCP servers configured (`mcp_config`: `--mcp-config` files). `say` gets what the user
+    should hear once at the start (e.g. that no sandbox is available)."""
     workspace = target.workspace
     model_name = session_model(target, settings)
     catalogue = settings.catalogue()
@@ -126,6 +129,10 @@ def build_manager(
         commands=resolve_commands(settings.acceptance.commands, workspace, events),
         retries=settings.acceptance.retries,
         timeout_s=settings.acceptance.timeout_s,
+    )
+    # The servers start in parallel with the rest; their tools are collected at the end.
+    mcp = start_servers(
+        settings, workspace, mcp_config, report=problem_reporter(events, say), say=say
     )
     # Once, before the model can write anything: is the workspace a git repository? Snapshots,
     # checkpoints and recovery all use this answer for the whole session (owngit.decision).
@@ -150,7 +157,7 @@ def build_manager(
         session_id=session.session_id,
         messages=session.messages,
         model=model,
-        tools=builtin_tools(),
+        tools=[*builtin_tools(), *mcp.tools()],
         tool_context=ToolContext(
             workspace=workspace,
             data_dir=data_home() / "sessions" / session.session_id,

@@ -43,6 +43,13 @@ class _Commands(TyperGroup):
 PROMPT = "prompt"
 """The hidden command a task given without a command goes to."""
 
+McpConfigOption = Annotated[
+    list[Path],
+    typer.Option(
+        "--mcp-config", metavar="FILE", help="MCP servers (.mcp.json format). Repeatable."
+    ),
+]
+
 app = typer.Typer(
     name="agentcli",
     cls=_Commands,
@@ -97,11 +104,12 @@ def root(
         str | None,
         typer.Option("--effort", metavar="LEVEL", help="REPL: low, medium, high, xhigh or max."),
     ] = None,
+    mcp_config: McpConfigOption = [],  # noqa: B006
 ) -> None:
     """Start the interactive REPL when no command is given: `agentcli ["TASK"]` (with stdin not
     a terminal, a run: the task from stdin, or TASK with stdin as context). Options before a
     command are the REPL's."""
-    given = model or cwd or permission_mode or allow or deny or accept or effort
+    given = model or cwd or permission_mode or allow or deny or accept or effort or mcp_config
     if ctx.invoked_subcommand == PROMPT:
         return  # the prompt command reads these options from this context
     if ctx.invoked_subcommand is not None:
@@ -135,6 +143,7 @@ def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
         "deny": list(options.get("deny") or []),
         "accept": list(options.get("accept") or []),
         "effort": options.get("effort"),
+        "mcp_config": list(options.get("mcp_config") or []),
     }
     if sys.stdin is not None and sys.stdin.isatty():
         from agentcli.ui.repl.main import main as repl_main
@@ -230,10 +239,9 @@ def run(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress on stderr.")] = False,
     trust_project: Annotated[
         bool,
-        typer.Option(
-            "--trust-project", help="Apply this workspace's .agentcli config for this run only."
-        ),
+        typer.Option("--trust-project", help="Apply this workspace's config and .mcp.json here."),
     ] = False,
+    mcp_config: McpConfigOption = [],  # noqa: B006
 ) -> None:
     """Run one task, then exit."""
     from agentcli.ui.run import RunOptions, run_command
@@ -259,6 +267,7 @@ def run(
                 output_format=output_format,
                 quiet=quiet,
                 trust_project=trust_project,
+                mcp_config=mcp_config,
             )
         )
     )
@@ -340,6 +349,22 @@ def trust(
     from agentcli.ui.trust_command import trust_command
 
     raise typer.Exit(trust_command(path, list_=list_, revoke=revoke))
+
+
+mcp_app = typer.Typer(help="MCP servers.", no_args_is_help=True, add_completion=False)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("list")
+def mcp_list(
+    cwd: _CwdOption = None,
+    mcp_config: McpConfigOption = [],  # noqa: B006
+    connect: Annotated[bool, typer.Option(help="Start them to show status and tools.")] = True,
+) -> None:
+    """List the MCP servers: where each comes from, status and tools."""
+    from agentcli.ui.mcp_command import mcp_list as list_servers
+
+    raise typer.Exit(list_servers(cwd, mcp_config, connect=connect))
 
 
 def run_app(args: list[str]) -> int:

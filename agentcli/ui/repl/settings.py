@@ -22,6 +22,8 @@ class ReplSettings:
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
     accept: list[str] = field(default_factory=list)
+    mcp_config: list[Path] = field(default_factory=list)
+    """`--mcp-config FILE`: MCP servers, in `.mcp.json` format."""
 
     def flags(self) -> list[Flag]:
         return flags_of(

@@ -1,0 +1,99 @@
+"""A real MCP server for the tests, written with the SDK (MCPServer, FastMCP's 2.x name).
+
+`python demo.py` serves over stdio; `python demo.py --http` serves streamable HTTP on
+127.0.0.1 on a port the OS picks, printed as the first line of stdout.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+
+from mcp.server.mcpserver import Image, MCPServer
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel
+
+server = MCPServer("demo")
+
+
+class Item(BaseModel):
+    label: str
+    tags: list[str] = []
+
+
+class Order(BaseModel):
+    customer: str
+    items: list[Item]
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+def place_order(order: Order, priority: int = 0) -> str:
+    """Place an order (a nested input schema)."""
+    labels = ",".join(f"{item.label}[{'/'.join(item.tags)}]" for item in order.items)
+    return f"order for {order.customer}: {labels} (priority {priority})"
+
+
+@server.tool()
+def explode() -> str:
+    """A tool that raises."""
+    raise ValueError("the widget is jammed")
+
+
+@server.tool(annotations=ToolAnnotations(read_only_hint=True))
+def lookup(key: str) -> str:
+    """A tool the server says is read-only."""
+    return f"value of {key}"
+
+
+@server.tool()
+def picture() -> Image:
+    """A tool that returns an image."""
+    return Image(data=b"\x89PNG\r\n\x1a\n" + b"0" * 100, format="png")
+
+
+@server.tool()
+def touch(name: str) -> str:
+    """Create a file in the server's working directory (a side effect)."""
+    Path(name).write_text("touched\n")
+    return f"created {name}"
+
+
+@server.tool()
+def crash() -> str:
+    """Exit the server process at once."""
+    print("demo server: crashing on purpose", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+@server.tool()
+def environment(name: str) -> str:
+    """The value of an environment variable in the server."""
+    return os.environ.get(name, "<unset>")
+
+
+def serve_http() -> None:
+    import anyio
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)  # connections wait in the backlog until uvicorn serves them
+    print(sock.getsockname()[1], flush=True)
+    config = uvicorn.Config(server.streamable_http_app(), log_level="warning")
+    anyio.run(lambda: uvicorn.Server(config).serve(sockets=[sock]))
+
+
+if __name__ == "__main__":
+    print("demo server starting", file=sys.stderr, flush=True)
+    if "--http" in sys.argv:
+        serve_http()
+    else:
+        server.run()
