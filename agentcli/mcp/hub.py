@@ -50,6 +50,10 @@ class ServerProblem:
 Reporter = Callable[[ServerProblem], None]
 
 
+class NotRunning(Exception):
+    """The server is not running (it died or was stopped): a call to it was not sent."""
+
+
 @dataclass(kw_only=True)
 class Server:
     """One configured server and what became of it."""
@@ -207,19 +211,19 @@ class McpHub:
         self, server: Server, tool: str, arguments: dict[str, Any], timeout_s: float
     ) -> client.Reply:
         """Call `tool` on `server` from any event loop (cancelling the caller cancels the
-        call); raises the `client` errors. A server found gone is reported once, from the
-        caller's thread."""
+        call); raises NotRunning (nothing was sent) or the `client` errors. A server found gone
+        is reported once, from the caller's thread."""
         connection, loop = server.connection, self._loop
         if connection is None or loop is None:
             self._report_once(server)
-            raise client.ServerGone(server.error or "it is not running")
+            raise NotRunning(server.error or "it was stopped")
         future = asyncio.run_coroutine_threadsafe(connection.call(tool, arguments, timeout_s), loop)
         try:
             return await asyncio.wrap_future(future)
-        except client.ServerGone as exc:
+        except client.ServerGone:
             server.connection = None
             server.status = "stopped"
-            server.error = f"it stopped while a call was running ({exc})"
+            server.error = "it stopped while a call was running"
             self._report_once(server)
             raise
 
@@ -257,6 +261,8 @@ class McpHub:
             stopping.result(timeout=CLOSE_WAIT_S)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=1.0)
+        if not thread.is_alive():
+            loop.close()
         atexit.unregister(self.close)
         for server in servers:
             if server.errlog is not None:

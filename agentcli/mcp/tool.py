@@ -19,7 +19,7 @@ from pydantic import ConfigDict
 
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.mcp import client
-from agentcli.mcp.hub import McpHub, Server
+from agentcli.mcp.hub import McpHub, NotRunning, Server
 from agentcli.model import ToolSpec
 from agentcli.tools.base import PermissionTarget, Risk, Tool, ToolContext, ToolInput, ToolOutput
 
@@ -69,18 +69,17 @@ class McpTool(Tool[McpArguments]):
         server, timeout = self.server.name, self.server.config.entry.tool_timeout_s
         try:
             reply = await self.hub.call(self.server, self.remote.name, _arguments(args), timeout)
-        except client.ServerGone as exc:
-            if self.server.status == "stopped" and "while a call" in self.server.error:
-                raise ToolError(
-                    ToolErrorKind.OUTCOME_UNKNOWN,
-                    f"the MCP server {server} stopped while this call was running ({exc}); it "
-                    "may or may not have taken effect, and the server's tools are gone for "
-                    "this session.",
-                ) from exc
+        except NotRunning as exc:
             raise ToolError(
                 ToolErrorKind.NOT_EXECUTED,
                 f"the MCP server {server} is not running ({exc}): the call was not made. Its "
                 "tools are unavailable for the rest of this session; continue without them.",
+            ) from exc
+        except client.ServerGone as exc:
+            raise ToolError(
+                ToolErrorKind.OUTCOME_UNKNOWN,
+                f"the MCP server {server} stopped while this call was running ({exc}); it may "
+                "or may not have taken effect, and the server's tools are gone for this session.",
             ) from exc
         except client.CallTimedOut as exc:
             raise ToolError(

@@ -61,9 +61,10 @@ def picture() -> Image:
 
 @server.tool()
 def touch(name: str) -> str:
-    """Create a file in the server's working directory (a side effect)."""
-    Path(name).write_text("touched\n")
-    return f"created {name}"
+    """Add a line to a file in the server's working directory (a side effect)."""
+    with Path(name).open("a") as handle:
+        handle.write("touched\n")
+    return f"touched {name}"
 
 
 @server.tool()
@@ -71,6 +72,12 @@ def crash() -> str:
     """Exit the server process at once."""
     print("demo server: crashing on purpose", file=sys.stderr, flush=True)
     os._exit(3)
+
+
+@server.tool()
+def pid() -> str:
+    """This server's process id."""
+    return str(os.getpid())
 
 
 @server.tool()
