@@ -24,6 +24,7 @@ from agentcli.vocabulary import Decision
 
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*(?:__\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 MCP_PREFIX = "mcp__"
+_SERVER = re.compile(r"(?:(?!__)[A-Za-z0-9_-])+")  # an MCP server's name (agentcli.mcp.entry)
 _ALIASES = {"bash": "shell", "edit": "write"}
 PATH_CLASSES = frozenset({"read", "write"})
 BUILTIN_CLASSES = frozenset({"read", "write", "shell"})
@@ -81,6 +82,13 @@ def parse_rule(text: str, source: str) -> Rule:
             "'read(docs/*.md)', or a bare tool name",
         )
     name = match.group(1)
+    server = name.removeprefix(MCP_PREFIX).removesuffix("__*")
+    whole_server = name.startswith(MCP_PREFIX) and name.endswith("__*")
+    if name.endswith("*") and not (whole_server and _SERVER.fullmatch(server)):
+        raise UsageError(
+            f"invalid permission rule {text!r} (from {source})",
+            hint="a `*` in a tool name is only for every tool of one MCP server: mcp__NAME__*",
+        )
     lower = name.lower()
     rule_class = lower if lower in BUILTIN_CLASSES else _ALIASES.get(lower, name)
     pattern = " ".join(match.group(2).split()) if match.group(2) is not None else "*"
