@@ -1,5 +1,5 @@
-"""What the session core asks of MCP: start the configured servers (in parallel, while the rest of
-the session is built), then their tools, and tell the user about servers that did not start.
+"""What the session core asks of MCP: start the configured servers (in parallel), then take their
+tools, and tell the user about servers that did not start.
 
 With no server configured nothing here loads the SDK: `configured_servers` reads config only,
 and the hub (which imports the SDK) is imported only when there is a server to start.
@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.events import EventSink, McpServerFailed
-from agentcli.mcp.config import Configured, configured_servers
-from agentcli.settings import Settings
+from agentcli.mcp.config import Configured
 from agentcli.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -60,17 +59,15 @@ class StartingServers:
 
 
 def start_servers(
-    settings: Settings,
+    configured: Configured,
     workspace: Path,
-    mcp_config: Sequence[Path] = (),
     *,
     report: Callable[[ServerProblem], None],
     say: Callable[[str], None],
     hub: McpHub | None = None,
 ) -> StartingServers:
-    """Start the servers the configuration names (see `agentcli.mcp.config`); returns at once.
-    An untrusted workspace's `.mcp.json` is ignored, and `say` names what it held."""
-    configured = configured_servers(settings, workspace, mcp_config)
+    """Start the servers `configured_servers` found; returns at once. An untrusted workspace's
+    `.mcp.json` was ignored: `say` names what it held."""
     notice = configured.notice()
     if notice:
         say(notice)

@@ -24,6 +24,7 @@ from agentcli.errors import ConfigError, UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.instructions import instruction_files, system_prompt
 from agentcli.loop import LoopSettings
+from agentcli.mcp.config import configured_servers
 from agentcli.mcp.session import problem_reporter, start_servers
 from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
@@ -130,10 +131,7 @@ def build_manager(
         retries=settings.acceptance.retries,
         timeout_s=settings.acceptance.timeout_s,
     )
-    # The servers start in parallel with the rest; their tools are collected at the end.
-    mcp = start_servers(
-        settings, workspace, mcp_config, report=problem_reporter(events, say), say=say
-    )
+    mcp_servers = configured_servers(settings, workspace, mcp_config)  # a broken file: refused
     # Once, before the model can write anything: is the workspace a git repository? Snapshots,
     # checkpoints and recovery all use this answer for the whole session (owngit.decision).
     git = decide(workspace)
@@ -153,6 +151,8 @@ def build_manager(
     )
     for notice in choice_notices(spec, settings.effort):
         events(Notice(level="warning", message=notice))
+    # Only for a session that will run: a refused one (busy, no API key) starts no program.
+    mcp = start_servers(mcp_servers, workspace, report=problem_reporter(events, say), say=say)
     return ConversationManager(
         session_id=session.session_id,
         messages=session.messages,

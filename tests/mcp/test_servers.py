@@ -182,7 +182,9 @@ def test_the_servers_are_shared_by_the_sessions_of_a_process(
     pids = []
     for _ in range(2):
         steps = [respond(tool_use("mcp__demo__pid", {}, id="p")), respond(text("done"))]
-        manager, _ = session(workspace, {"demo": stdio(DEMO)}, steps, events, allow=["mcp__*"])
+        manager, _ = session(
+            workspace, {"demo": stdio(DEMO)}, steps, events, allow=["mcp__demo__*"]
+        )
         asyncio.run(manager.run_task("pid"))
         pids.append(results(manager)["p"][0])
     assert pids[0] == pids[1]
