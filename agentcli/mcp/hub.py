@@ -8,8 +8,8 @@ cancels the call. Servers start in parallel; each has its startup timeout, and o
 (cannot start, exits, hangs, a `${VAR}` not set) is reported with its name and the tail of its
 stderr, which goes to a file of its own, never to agentcli's stdout or stderr. A server that
 dies later fails the calls made to it, and is reported once. `close` (registered to run at
-exit) stops every server: a stdio server's stdin is closed, then its process group is
-signalled (the SDK's shutdown).
+exit) stops every server: a stdio server's process group gets SIGTERM while the SDK closes its
+stdin, and SIGKILL if anything of it is left after a grace period.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import signal
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from agentcli.mcp import client
+from agentcli.mcp import client, groups
 from agentcli.mcp.config import ConfiguredServer, MissingVariable, expand
 
 STDERR_TAIL_CHARS = 1500
@@ -68,6 +69,8 @@ class Server:
     reported: bool = False
     connection: client.Connection | None = None
     errlog: IO[str] | None = None
+    pgid: int | None = None
+    """A stdio server's process group (`groups.find_group`), when found."""
     started: concurrent.futures.Future[None] = field(default_factory=concurrent.futures.Future)
     stop: asyncio.Event | None = None
     task: asyncio.Task[None] | None = None
@@ -182,6 +185,8 @@ class McpHub:
             return
         server.connection = connection
         server.tools = connection.tools
+        if server.errlog is not None:
+            server.pgid = groups.find_group(server.errlog)
         server.status = "ready"
         server.started.set_result(None)
 
@@ -193,6 +198,10 @@ class McpHub:
         server.status = "failed"
         server.error = f"it did not start within {timeout:g} s"
         server.started.set_result(None)
+        if server.errlog is not None:
+            server.pgid = groups.find_group(server.errlog)
+        if server.pgid is not None:  # stop it now, not after the SDK's grace for a clean exit
+            groups.signal_group(server.pgid, signal.SIGTERM)
 
     def _ended(self, server: Server, error: str) -> None:
         """The connection is over: stopped on purpose (`error` empty), failed or died."""
@@ -254,11 +263,16 @@ class McpHub:
             self.servers = {}
         if loop is None or thread is None:
             return
+        pgids = [server.pgid for server in servers if server.pgid is not None]
         for server in servers:
             server.reporters.clear()
+        for pgid in pgids:  # at once: a server may take seconds to notice its stdin closed
+            groups.signal_group(pgid, signal.SIGTERM)
         stopping = asyncio.run_coroutine_threadsafe(_stop_all(servers), loop)
         with contextlib.suppress(Exception):
             stopping.result(timeout=CLOSE_WAIT_S)
+        for pgid in pgids:  # and whatever the server started and left behind
+            groups.end_group(pgid)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=1.0)
         if not thread.is_alive():

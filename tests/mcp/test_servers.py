@@ -5,7 +5,6 @@ that crash or hang at start or die mid-session, and servers stopped when the hub
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +50,15 @@ def results(manager: Any) -> dict[str, tuple[str, bool]]:
     return {block.tool_use_id: (block.content, block.is_error) for block in last.content}
 
 
+def running(pid: int) -> bool:
+    """Whether the process exists and is not a zombie (whoever reaps it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
 def tool_spec(request: ModelRequest, name: str) -> dict[str, Any]:
     return next(spec.input_schema for spec in request.tools if spec.name == name)
 
@@ -68,6 +76,7 @@ def test_a_stdio_servers_tools_reach_the_model(
             tool_use("mcp__demo__picture", {}, id="picture"),
             tool_use("mcp__demo__environment", {"name": "GREETING"}, id="env"),
             tool_use("mcp__demo__pid", {}, id="pid"),
+            tool_use("mcp__demo__spawn", {}, id="spawn"),
         ),
         respond(text("done")),
     ]
@@ -90,11 +99,11 @@ def test_a_stdio_servers_tools_reach_the_model(
     statuses = {call["id"]: call["status"] for call in result.tool_calls}
     assert set(statuses.values()) == {"succeeded"}
 
-    pid = int(got["pid"][0])
-    os.kill(pid, 0)  # running
-    hub.close()
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)  # stopped with the hub (at exit), and reaped
+    pid, child = int(got["pid"][0]), int(got["spawn"][0])
+    assert running(pid) and running(child)
+    hub.close()  # what happens at exit
+    assert not running(pid)
+    assert not running(child)  # what the server started went with its process group
 
 
 def test_a_streamable_http_server(workspace: Path, events: list[Event], http_url: str) -> None:

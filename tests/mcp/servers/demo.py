@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -78,6 +79,14 @@ def crash() -> str:
 def pid() -> str:
     """This server's process id."""
     return str(os.getpid())
+
+
+@server.tool()
+def spawn() -> str:
+    """Start a background process that outlives the call (in the server's process group)."""
+    quiet = subprocess.DEVNULL
+    child = subprocess.Popen(["sleep", "300"], stdin=quiet, stdout=quiet, stderr=quiet)
+    return str(child.pid)
 
 
 @server.tool()
