@@ -44,7 +44,7 @@ class StartingServers:
             if server.status != "ready":
                 self.report(server.problem())
                 continue
-            server.reporters.append(self.report)
+            server.reporters = [self.report]  # this session's (the REPL's /clear makes a new one)
             for remote in server.tools:
                 name = tool_name(server.name, remote.name)
                 if name in names:
