@@ -97,15 +97,25 @@ async def serve(
 ) -> None:
     """Connect, list the tools, call `on_ready`, wait for `stop`, disconnect. Raises what went
     wrong (`describe` says it in a line); TimeoutError when the server took too long."""
-    with anyio.CancelScope(deadline=anyio.current_time() + startup_timeout_s) as scope:
-        async with AsyncExitStack() as stack:
-            client = await stack.enter_async_context(
-                Client(_transport(entry, cwd, errlog), client_info=_INFO)
-            )
-            tools = await _list_tools(client)
-            scope.deadline = math.inf  # started: from now on it runs until stopped
-            on_ready(Connection(client, tools))
-            await stop.wait()
+    refused = _Refusals()
+    ready = False
+    try:
+        with anyio.CancelScope(deadline=anyio.current_time() + startup_timeout_s) as scope:
+            async with AsyncExitStack() as stack:
+                client = await stack.enter_async_context(
+                    Client(_transport(entry, cwd, errlog, refused), client_info=_INFO)
+                )
+                tools = await _list_tools(client)
+                scope.deadline = math.inf  # started: from now on it runs until stopped
+                on_ready(Connection(client, tools))
+                ready = True
+                await stop.wait()
+    except Exception as exc:
+        if (
+            refused.status and not ready
+        ):  # what the SDK reports of an HTTP error says less than the status
+            raise HttpRefused(f"it answered {refused.status}") from exc
+        raise
     if scope.cancelled_caught:
         raise TimeoutError(f"it did not start within {startup_timeout_s:g} s")
 
@@ -113,7 +123,35 @@ async def serve(
 _INFO = mcp_types.Implementation(name="agentcli", version="1")
 
 
-def _transport(entry: ServerEntry, cwd: Path, errlog: IO[str] | None) -> Any:
+class HttpRefused(Exception):
+    """An HTTP server answered with an error status."""
+
+
+class _Refusals:
+    """The last HTTP error status a server answered with."""
+
+    def __init__(self) -> None:
+        self.status = ""
+
+    async def __call__(self, response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            self.status = f"HTTP {response.status_code} {response.reason_phrase}".strip()
+
+    def client(
+        self,
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        return httpx2.AsyncClient(
+            headers=headers,
+            timeout=timeout or httpx2.Timeout(30.0, read=300.0),
+            auth=auth,
+            event_hooks={"response": [self]},
+        )
+
+
+def _transport(entry: ServerEntry, cwd: Path, errlog: IO[str] | None, refused: _Refusals) -> Any:
     if entry.transport == "stdio":
         assert entry.command is not None and errlog is not None
         params = StdioServerParameters(
@@ -122,8 +160,10 @@ def _transport(entry: ServerEntry, cwd: Path, errlog: IO[str] | None) -> Any:
         return stdio_client(params, errlog=errlog)  # type: ignore[arg-type]
     assert entry.url is not None
     if entry.transport == "sse":
-        return sse_client(entry.url, headers=dict(entry.headers))
-    http = httpx2.AsyncClient(headers=entry.headers, timeout=httpx2.Timeout(30.0, read=300.0))
+        return sse_client(
+            entry.url, headers=dict(entry.headers), httpx_client_factory=refused.client
+        )
+    http = refused.client(headers=dict(entry.headers))
     return _owning(http, streamable_http_client(entry.url, http_client=http))
 
 
@@ -205,6 +245,8 @@ def describe(exc: BaseException) -> str:
     """What went wrong with a server, in one line."""
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return describe(exc.exceptions[0])
+    if isinstance(exc, HttpRefused):
+        return str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"cannot start it: {exc.strerror or exc} ({exc.filename})"
     if isinstance(exc, MCPError) and exc.code == mcp_types.CONNECTION_CLOSED:

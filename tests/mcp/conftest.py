@@ -52,11 +52,13 @@ def events() -> list[Event]:
     return []
 
 
-@pytest.fixture(scope="module")
-def http_url() -> Iterator[str]:
-    """The demo server over streamable HTTP on 127.0.0.1 (a port the OS picked)."""
+TOKEN = "s3cret-token"
+
+
+def _serve(*args: str) -> Iterator[int]:
+    """The demo server over HTTP on 127.0.0.1, on the port the OS picked for it."""
     process = subprocess.Popen(
-        [sys.executable, DEMO, "--http"],
+        [sys.executable, DEMO, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
@@ -64,10 +66,23 @@ def http_url() -> Iterator[str]:
     )
     try:
         assert process.stdout is not None
-        port = int(process.stdout.readline())
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield int(process.stdout.readline())
     finally:
         process.terminate()
         process.wait(timeout=30)
         if process.stdout is not None:
             process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    """Streamable HTTP, every request needing `Authorization: Bearer TOKEN`."""
+    for port in _serve("--http", "--token", TOKEN):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture(scope="module")
+def sse_url() -> Iterator[str]:
+    """The legacy SSE transport."""
+    for port in _serve("--sse"):
+        yield f"http://127.0.0.1:{port}/sse"

@@ -42,7 +42,7 @@ async def test_mcp_lists_the_sessions_servers(
         assert await asyncio.wait_for(repl.run(), 60) == 0
     shown = out.getvalue()
     assert f"demo  (--mcp-config {config})" in shown
-    assert "status: ready, 10 tools" in shown
+    assert "status: ready, 11 tools" in shown
     assert "mcp__demo__lookup  (read-only: runs without asking)" in shown
     assert "mcp__demo__echo\n" in shown
     assert "crashes  (" in shown and "status: failed: it closed the connection" in shown

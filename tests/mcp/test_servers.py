@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 import agentcli.ui.run as run_module
-from agentcli.events import Event, McpServerFailed
+from agentcli.events import Event, McpServerFailed, ToolCallStarted
 from agentcli.mcp.hub import McpHub
 from agentcli.model import ModelRequest
 from agentcli.testing import ScriptedModel, respond, text, tool_use
 from agentcli.ui.run import RunOptions, build_manager
-from tests.mcp.conftest import BROKEN, DEMO, stdio, write_servers
+from tests.mcp.conftest import BROKEN, DEMO, TOKEN, stdio, write_servers
 
 
 @pytest.fixture
@@ -106,16 +106,41 @@ def test_a_stdio_servers_tools_reach_the_model(
     assert not running(child)  # what the server started went with its process group
 
 
-def test_a_streamable_http_server(workspace: Path, events: list[Event], http_url: str) -> None:
+def test_http_servers(
+    workspace: Path,
+    events: list[Event],
+    http_url: str,
+    sse_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Streamable HTTP with its headers (`${VAR}` expanded), and the legacy SSE transport; a
+    server that refuses the connection (no token) is reported like any that does not start."""
+    monkeypatch.setenv("DEMO_TOKEN", TOKEN)
     steps = [
-        respond(tool_use("mcp__web__echo", {"text": "over http"}, id="e")),
+        respond(
+            tool_use("mcp__web__echo", {"text": "over http"}, id="http"),
+            tool_use("mcp__old__echo", {"text": "over sse"}, id="sse"),
+        ),
         respond(text("done")),
     ]
-    servers = {"web": {"type": "http", "url": http_url}}
-    manager, model = session(workspace, servers, steps, events, allow=["mcp__web__echo"])
+    servers = {
+        "web": {
+            "type": "http",
+            "url": http_url,
+            "headers": {"Authorization": "Bearer ${DEMO_TOKEN}"},
+        },
+        "old": {"type": "sse", "url": sse_url},
+        "locked": {"url": http_url},
+    }
+    manager, model = session(
+        workspace, servers, steps, events, allow=["mcp__web__*", "mcp__old__*"]
+    )
     asyncio.run(manager.run_task("echo"))
-    assert "mcp__web__place_order" in [spec.name for spec in model.requests[0].tools]
-    assert results(manager)["e"] == ("over http", False)
+    names = [spec.name for spec in model.requests[0].tools]
+    assert "mcp__web__place_order" in names and "mcp__old__place_order" in names
+    assert results(manager) == {"http": ("over http", False), "sse": ("over sse", False)}
+    (locked,) = [e for e in events if isinstance(e, McpServerFailed)]
+    assert locked.server == "locked" and locked.error == "it answered HTTP 401 Unauthorized"
 
 
 def test_servers_that_do_not_start_are_reported_and_the_run_goes_on(
@@ -197,3 +222,28 @@ def test_the_servers_are_shared_by_the_sessions_of_a_process(
         asyncio.run(manager.run_task("pid"))
         pids.append(results(manager)["p"][0])
     assert pids[0] == pids[1]
+
+
+def test_cancelling_a_task_cancels_its_mcp_call(workspace: Path, events: list[Event]) -> None:
+    """Ctrl-C while a call runs: the task stops without waiting for the server, the call's
+    outcome is unknown (it may have had an effect), and the server serves the next task."""
+    steps = [
+        respond(tool_use("mcp__demo__wait", {"seconds": 600}, id="slow")),
+        respond(tool_use("mcp__demo__echo", {"text": "next"}, id="next")),
+        respond(text("done")),
+    ]
+    manager, _ = session(workspace, {"demo": stdio(DEMO)}, steps, events, allow=["mcp__demo__*"])
+
+    async def cancel_when_started() -> Any:
+        task = asyncio.create_task(manager.run_task("wait"))
+        while not any(isinstance(e, ToolCallStarted) and e.call_id == "slow" for e in events):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)  # aborted (or cancelled)
+        return await manager.run_task("again")
+
+    result = asyncio.run(cancel_when_started())
+    slow = manager.messages[2].content[0]
+    assert slow.is_error and "[outcome_unknown]" in slow.content
+    assert result.final_text == "done"
+    assert results(manager)["next"] == ("next", False)

@@ -53,7 +53,7 @@ def test_mcp_list(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert shown.count("status: configured (not started)") == 2
     assert mcp_list(workspace, [config]) == 0
     shown = capsys.readouterr().out
-    assert "status: ready, 10 tools\n    mcp__demo__echo\n" in shown
+    assert "status: ready, 11 tools\n    mcp__demo__echo\n" in shown
     assert "status: failed: it closed the connection (the program exited)" in shown
     assert mcp_list(workspace) == 0
     assert "no MCP servers configured" in capsys.readouterr().out

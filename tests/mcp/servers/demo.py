@@ -1,7 +1,8 @@
 """A real MCP server for the tests, written with the SDK (MCPServer, FastMCP's 2.x name).
 
-`python demo.py` serves over stdio; `python demo.py --http` serves streamable HTTP on
-127.0.0.1 on a port the OS picks, printed as the first line of stdout.
+`python demo.py` serves over stdio; `python demo.py --http` serves streamable HTTP (`--sse`:
+the legacy SSE transport) on 127.0.0.1 on a port the OS picks, printed as the first line of
+stdout; with `--token T` every HTTP request must carry `Authorization: Bearer T`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from mcp.server.mcpserver import Image, MCPServer
 from mcp_types import ToolAnnotations
@@ -95,21 +97,43 @@ def environment(name: str) -> str:
     return os.environ.get(name, "<unset>")
 
 
-def serve_http() -> None:
+@server.tool()
+async def wait(seconds: float) -> str:
+    """Wait, then answer."""
+    import anyio
+
+    await anyio.sleep(seconds)
+    return f"waited {seconds} s"
+
+
+def serve_http(transport: str, token: str | None) -> None:
+    """Streamable HTTP (or the legacy SSE transport) on 127.0.0.1; with a token, every request
+    must carry `Authorization: Bearer TOKEN`."""
     import anyio
     import uvicorn
+
+    app = server.sse_app() if transport == "sse" else server.streamable_http_app()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers", []))
+        if scope["type"] == "http" and headers.get(b"authorization") != f"Bearer {token}".encode():
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"no entry"})
+            return
+        await app(scope, receive, send)
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)  # connections wait in the backlog until uvicorn serves them
     print(sock.getsockname()[1], flush=True)
-    config = uvicorn.Config(server.streamable_http_app(), log_level="warning")
+    config = uvicorn.Config(guarded if token else app, log_level="warning", lifespan="on")
     anyio.run(lambda: uvicorn.Server(config).serve(sockets=[sock]))
 
 
 if __name__ == "__main__":
     print("demo server starting", file=sys.stderr, flush=True)
-    if "--http" in sys.argv:
-        serve_http()
+    token = sys.argv[sys.argv.index("--token") + 1] if "--token" in sys.argv else None
+    if "--http" in sys.argv or "--sse" in sys.argv:
+        serve_http("sse" if "--sse" in sys.argv else "http", token)
     else:
         server.run()
