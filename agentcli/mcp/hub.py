@@ -30,6 +30,7 @@ from agentcli.mcp import client, groups
 from agentcli.mcp.config import ConfiguredServer, MissingVariable, expand
 
 STDERR_TAIL_CHARS = 1500
+ALIVE = ("starting", "ready")
 CLOSE_WAIT_S = 8.0
 """How long `close` waits for every server to stop (the SDK escalates to SIGKILL within ~4 s)."""
 
@@ -107,6 +108,8 @@ class McpHub:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.servers: dict[str, Server] = {}
+        self._retired: list[Server] = []
+        """Servers replaced by a new start (stopped, closed with the rest)."""
 
     def start(self, configs: Sequence[ConfiguredServer], workspace: Path) -> list[Server]:
         """Start the servers not already running with the same configuration (in parallel;
@@ -116,19 +119,14 @@ class McpHub:
         with self._lock:
             for config in configs:
                 current = self.servers.get(config.name)
-                if (
-                    current is not None
-                    and current.config == config
-                    and current.status
-                    in (
-                        "starting",
-                        "ready",
-                    )
-                ):
+                if current is not None and current.config == config and current.status in ALIVE:
                     chosen.append(current)
                     continue
-                if current is not None:
-                    self._stop_soon(current)
+                if current is not None:  # changed, failed or died: a new one in its place
+                    self._retired.append(current)
+                    loop.call_soon_threadsafe(_set_stop, current)
+                    if current.pgid is not None:
+                        groups.signal_group(current.pgid, signal.SIGTERM)
                 server = Server(config=config)
                 self.servers[config.name] = server
                 loop.call_soon_threadsafe(self._launch, server, workspace)
@@ -246,21 +244,14 @@ class McpHub:
             with contextlib.suppress(Exception):
                 report(problem)
 
-    def _stop_soon(self, server: Server) -> None:
-        if self._loop is None:
-            return
-        if server.stop is not None:
-            self._loop.call_soon_threadsafe(server.stop.set)
-        server.status = "stopped" if server.status == "ready" else server.status
-
     def close(self) -> None:
         """Stop every server and the hub's loop (at exit; idempotent: the hub can start servers
         again afterwards)."""
         with self._lock:
             loop, thread = self._loop, self._thread
             self._loop = self._thread = None
-            servers = list(self.servers.values())
-            self.servers = {}
+            servers = [*self.servers.values(), *self._retired]
+            self.servers, self._retired = {}, []
         if loop is None or thread is None:
             return
         pgids = [server.pgid for server in servers if server.pgid is not None]
@@ -281,6 +272,11 @@ class McpHub:
         for server in servers:
             if server.errlog is not None:
                 server.errlog.close()
+
+
+def _set_stop(server: Server) -> None:
+    if server.stop is not None:
+        server.stop.set()
 
 
 async def _stop_all(servers: Sequence[Server]) -> None:

@@ -5,6 +5,8 @@ that crash or hang at start or die mid-session, and servers stopped when the hub
 from __future__ import annotations
 
 import asyncio
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +14,12 @@ import pytest
 
 import agentcli.ui.run as run_module
 from agentcli.events import Event, McpServerFailed, ToolCallStarted
+from agentcli.mcp.config import ConfiguredServer
+from agentcli.mcp.entry import ServerEntry
 from agentcli.mcp.hub import McpHub
 from agentcli.model import ModelRequest
 from agentcli.testing import ScriptedModel, respond, text, tool_use
+from agentcli.tools.process_group import group_alive
 from agentcli.ui.run import RunOptions, build_manager
 from tests.mcp.conftest import BROKEN, DEMO, TOKEN, stdio, write_servers
 
@@ -247,3 +252,23 @@ def test_cancelling_a_task_cancels_its_mcp_call(workspace: Path, events: list[Ev
     assert slow.is_error and "[outcome_unknown]" in slow.content
     assert result.final_text == "done"
     assert results(manager)["next"] == ("next", False)
+
+
+def test_a_server_whose_configuration_changed_is_replaced(workspace: Path, hub: McpHub) -> None:
+    """A new session (the REPL's /clear) with the same server reuses it; with a changed entry
+    (an edited .mcp.json) the old one is stopped and a new one started."""
+    before = ConfiguredServer("demo", ServerEntry(command=sys.executable, args=[DEMO]), "a")
+    after = ConfiguredServer("demo", ServerEntry(command=sys.executable, args=[DEMO, "x"]), "a")
+    (first,) = hub.start([before], workspace)
+    hub.wait([first])
+    assert hub.start([before], workspace) == [first]
+    (second,) = hub.start([after], workspace)
+    hub.wait([second])
+    assert second is not first and second.status == "ready"
+    deadline = time.monotonic() + 60
+    while first.status != "stopped":
+        assert time.monotonic() < deadline, first.status
+        time.sleep(0.02)
+    assert first.pgid is not None and second.pgid is not None
+    hub.close()
+    assert not group_alive(first.pgid) and not group_alive(second.pgid)
