@@ -361,6 +361,7 @@ def flags_of(
     deny: Sequence[str] = (),
     accept: Sequence[str] = (),
     accept_retries: int | None = None,
+    provider: str | None = None,
 ) -> list[Flag]:
     """The settings the common command-line options set (unset options set nothing)."""
     given = [
@@ -371,6 +372,7 @@ def flags_of(
         ("permissions.deny", list(deny), "--deny"),
         ("acceptance.commands", list(accept), "--accept"),
         ("acceptance.retries", accept_retries, "--accept-retries"),
+        ("provider", provider, "--provider"),
     ]
     # An empty option (`-m ""`, or an empty AGENTCLI_MODEL typer read for --model) is unset.
     return [Flag(key, value, name) for key, value, name in given if value not in (None, "", [])]

@@ -26,8 +26,9 @@ blocks stop being sent together, and every later request leaves them out the sam
 from __future__ import annotations
 
 import hashlib
+import operator
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentcli.catalogue import UNKNOWN_CONTEXT_WINDOW
@@ -254,13 +255,17 @@ def context_key(system: str, tools: Iterable[Any], view_state: str) -> str:
     return digest.hexdigest()[:20]
 
 
+def _has_thinking(message: Message) -> bool:
+    return any(is_thinking(b) for b in message.content)
+
+
 def bound_thinking(messages: Sequence[Message], caller: Producer, *, binds: bool) -> list[Message]:
     """`messages` with thinking blocks only where `caller` may read them: those produced by the
     same model, and, when the model binds thinking to the transcript (`binds`), under the same
     context key. An assistant message left with no content is not sent at all."""
     out: list[Message] = []
     for message in messages:
-        if message.role != "assistant" or not any(is_thinking(b) for b in message.content):
+        if message.role != "assistant" or not message.memo(_has_thinking):
             out.append(message)
             continue
         producer = message.producer
@@ -276,3 +281,30 @@ def bound_thinking(messages: Sequence[Message], caller: Producer, *, binds: bool
         if content:
             out.append(replace(message, content=content))
     return out
+
+
+@dataclass
+class ThinkingBound:
+    """`bound_thinking`, remembered from one request to the next. A loop's history only grows
+    at its end (and the context view's elided prefix changes rarely), so each request filters
+    just the messages added since the last one, not the whole history again."""
+
+    _key: tuple[Producer, bool] | None = None
+    _seen: list[Message] = field(default_factory=list)
+    _out: list[Message] = field(default_factory=list)
+
+    def __call__(
+        self, messages: Sequence[Message], caller: Producer, *, binds: bool
+    ) -> list[Message]:
+        seen = len(self._seen)
+        grown = (
+            self._key == (caller, binds)
+            and len(messages) >= seen
+            and all(map(operator.is_, self._seen, messages))
+        )
+        if grown:
+            self._out.extend(bound_thinking(messages[seen:], caller, binds=binds))
+        else:
+            self._out = bound_thinking(messages, caller, binds=binds)
+        self._key, self._seen = (caller, binds), list(messages)
+        return list(self._out)

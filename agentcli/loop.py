@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from agentcli.call_records import ToolCallRecord
 from agentcli.catalogue import CATALOGUE, Catalogue, Effort, ModelSpec
-from agentcli.context import ContextView, Elision, bound_thinking, context_key
+from agentcli.context import ContextView, Elision, ThinkingBound, context_key
 from agentcli.errors import FatalToolError, ModelError, TaskStopError
 from agentcli.events import EventSink, ModelResponded, Notice, TurnStarted, UsageUpdated
 from agentcli.loop_steps import Continue, Finished, Nudge, Step, Stop, TurnObserver
@@ -93,6 +93,7 @@ class QueryLoop:
     _cut_streak: int = 0
     _call_ids: set[str] = field(default_factory=set)
     """Every tool call id in the history: a response may not reuse one."""
+    _bound_thinking: ThinkingBound = field(default_factory=ThinkingBound)
 
     def __post_init__(self) -> None:
         self.started_at = self.clock.now()
@@ -201,7 +202,7 @@ class QueryLoop:
             self.api_s += self.clock.now() - asked
         self.stop_reason = response.stop_reason
         self.usage = self.usage + response.usage
-        cost = cost_usd(spec.price, response.usage)
+        cost = cost_usd(spec.price, response.usage) if response.usage_known else None
         self._cost = None if cost is None or self._cost is None else self._cost + cost
         self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
         message = replace(response.message, producer=producer)
@@ -258,7 +259,7 @@ class QueryLoop:
             )
             request = ModelRequest(
                 system=self.system,
-                messages=bound_thinking(
+                messages=self._bound_thinking(
                     self.context.messages(history), caller, binds=spec.binds_thinking
                 ),
                 tools=tools,

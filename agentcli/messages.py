@@ -12,13 +12,14 @@ UTF-8 (a lone surrogate, from `surrogateescape`) is spelled `\\xff` when the blo
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
 
 from agentcli.fsnames import for_model
 
 JsonObject = dict[str, Any]
+T = TypeVar("T")
 Role = Literal["user", "assistant"]
 
 
@@ -195,6 +196,12 @@ class Message:
     producer: Producer | None = None
     """For an assistant message: the model (and context) that produced it; None when unknown
     (a message recorded before agentcli kept it, or one made up by a test)."""
+    _memo: dict[Callable[[Message], Any], Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """Forms of this (immutable) message computed once: every request sends the whole history,
+    and rebuilding each old message's wire form on every turn made a turn's cost grow with the
+    session. Not part of the value; `dataclasses.replace` starts a new one."""
 
     @classmethod
     def user(cls, text: str) -> Message:
@@ -214,7 +221,18 @@ class Message:
         return [b for b in self.content if isinstance(b, ToolResultBlock)]
 
     def to_wire(self) -> JsonObject:
-        return {"role": self.role, "content": [b.to_wire() for b in self.content]}
+        """The API's JSON object for this message, built once and shared: do not mutate it."""
+        return self.memo(_wire)
+
+    def memo(self, make: Callable[[Message], T]) -> T:
+        """`make(self)`, computed on the first call with `make` and kept with the message: for
+        what depends only on the message (which never changes). `make` is the key, so it must
+        be a function defined once (at module level), not a fresh lambda."""
+        try:
+            return self._memo[make]  # type: ignore[no-any-return]
+        except KeyError:
+            value = self._memo[make] = make(self)
+            return value
 
     @classmethod
     def from_wire(cls, raw: Mapping[str, Any]) -> Message:
@@ -225,6 +243,10 @@ class Message:
         if isinstance(content, str):
             return cls(role=role, content=(TextBlock(text=content),))
         return cls(role=role, content=tuple(block_from_wire(b) for b in content))
+
+
+def _wire(message: Message) -> JsonObject:
+    return {"role": message.role, "content": [b.to_wire() for b in message.content]}
 
 
 def pairing_problems(messages: Sequence[Message] | Sequence[Mapping[str, Any]]) -> list[str]:

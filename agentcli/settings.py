@@ -20,6 +20,7 @@ The top-level `allow`, `ask` and `deny` keys are the `[permissions]` lists (`ALI
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from agentcli.catalogue import CATALOGUE, DEFAULT_MODEL, Catalogue, Effort, ThinkingMode
 from agentcli.mcp.entry import ServerEntry, check_server_name
+from agentcli.errors import ConfigError
+from agentcli.provider import Provider
 from agentcli.vocabulary import PermissionMode
 
 __all__ = ["DEFAULT_MODEL", "Settings"]
@@ -166,10 +169,28 @@ class ContextSection(BaseModel):
     """Tool rounds whose results are always sent in full."""
 
 
+class Transport(enum.StrEnum):
+    """How requests reach the Anthropic API (`model.http` or `model.anthropic`)."""
+
+    HTTP = "http"
+    SDK = "sdk"
+
+
+SENDS_THE_SAME = Untrusted(
+    lambda _value, _in_force: True, "the same request to the same server, with the same key"
+)
+
+
 class ApiSection(BaseModel):
-    """`[api]`: how long a model request is waited on, and retried."""
+    """`[api]`: how model requests are sent, how long one is waited on, and retried."""
 
     model_config = _STRICT
+
+    transport: Annotated[
+        Transport, Field(strict=False), SENDS_THE_SAME, Env("AGENTCLI_TRANSPORT")
+    ] = Transport.HTTP
+    """http (agentcli's own client, fast to start) or sdk (the official `anthropic` SDK, which
+    takes ~2 s to load)."""
 
     idle_timeout_s: Annotated[float, Field(gt=0, allow_inf_nan=False), HARMLESS] = 90.0
     """Seconds the connection may stay silent (no byte, not even a ping) before the attempt is
@@ -285,6 +306,15 @@ class Settings(BaseModel):
     """`[models."ID"]` tables: models added to the catalogue, or changes to the ones it has."""
     mcp_servers: Annotated[dict[str, ServerEntry], BY_NAME] = {}
     """`[mcp_servers.NAME]` tables: MCP servers whose tools the model gets (`agentcli.mcp`)."""
+    # No `Untrusted` mark on these two: a repository's own config must not send your key, or
+    # your code, to a server of its choosing.
+    provider: Annotated[Provider, Field(strict=False), Env("AGENTCLI_PROVIDER")] = (
+        Provider.ANTHROPIC
+    )
+    """anthropic, or openai: any OpenAI-compatible Chat Completions server (`--provider`)."""
+    base_url: Annotated[str | None, Field(min_length=1), Env("OPENAI_BASE_URL")] = None
+    """With `provider = "openai"`: the server's URL up to its API version, e.g.
+    `http://localhost:11434/v1` (default `https://api.openai.com/v1`); checked only then."""
 
     _provenance: Provenance = PrivateAttr(default_factory=Provenance)
     _catalogue: Catalogue | None = PrivateAttr(default=None)
@@ -304,12 +334,24 @@ class Settings(BaseModel):
         return servers
 
     def catalogue(self) -> Catalogue:
-        """The built-in catalogue with this configuration's `[models]` applied."""
+        """The provider's catalogue with this configuration's `[models]` applied. An
+        OpenAI-compatible server's models are only the ones `[models]` describes."""
         if self._catalogue is None:
-            self._catalogue = CATALOGUE.with_overrides(
-                {model_id: entry.given() for model_id, entry in self.models.items()}
-            )
+            base = CATALOGUE if self.provider is Provider.ANTHROPIC else Catalogue(())
+            overrides = {model_id: entry.given() for model_id, entry in self.models.items()}
+            try:
+                self._catalogue = base.with_overrides(overrides)
+            except ValueError as exc:
+                raise ConfigError(
+                    f"[models]: {exc}", hint="give each such model both `input` and `output`"
+                ) from exc
         return self._catalogue
+
+    def with_provider(self, provider: Provider) -> Settings:
+        """These settings with another provider (a resumed session's own), and its catalogue."""
+        changed = self.model_copy(update={"provider": provider})
+        changed._catalogue = None
+        return changed
 
     @property
     def provenance(self) -> Provenance:

@@ -24,6 +24,9 @@ def _isolated(
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     monkeypatch.delenv("AGENTCLI_MODEL", raising=False)
+    monkeypatch.delenv("AGENTCLI_PROVIDER", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
     # `python -m agentcli` in a subprocess imports this checkout, not whichever one the
     # virtualenv's editable install points at (a git worktree shares the virtualenv).

@@ -1,9 +1,11 @@
-"""The Anthropic adapter with the real SDK against the local fake Messages API server."""
+"""The contract of the Anthropic transports, run against the local fake Messages API server:
+every test runs on the thin transport (`model.http`, the default) and on the SDK transport
+(`model.anthropic`) alike, so the two cannot drift."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,8 +14,9 @@ import yaml
 from agentcli.errors import ModelError, RetryableModelError
 from agentcli.events import Event, ModelRetrying
 from agentcli.messages import Message, pairing_problems
-from agentcli.model import ModelRequest, ToolSpec
+from agentcli.model import ModelClient, ModelRequest, ToolSpec
 from agentcli.model.anthropic import AnthropicModel
+from agentcli.model.http import HttpAnthropicModel
 from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.terminal_reason import TerminalReason
 from agentcli.testing.fake_api import (
@@ -42,28 +45,36 @@ def server() -> Iterator[FakeMessagesServer]:
         yield fake
 
 
-_open_models: list[AnthropicModel] = []
+TRANSPORTS: dict[str, type[HttpAnthropicModel] | type[AnthropicModel]] = {
+    "http": HttpAnthropicModel,
+    "sdk": AnthropicModel,
+}
+Connect = Callable[..., ModelClient]
+"""`connect(server_or_base_url, **kwargs)`: a client of the transport under test."""
 
 
-def model_for(server: FakeMessagesServer) -> AnthropicModel:
-    model = AnthropicModel("claude-sonnet-4-5", api_key="test", base_url=server.base_url)
-    _open_models.append(model)
-    return model
+@pytest.fixture(params=sorted(TRANSPORTS))
+async def connect(request: pytest.FixtureRequest) -> AsyncIterator[Connect]:
+    made: list[HttpAnthropicModel | AnthropicModel] = []
 
+    def make(target: FakeMessagesServer | str, **kwargs: str) -> ModelClient:
+        base_url = target if isinstance(target, str) else target.base_url
+        kwargs.setdefault("api_key", "test")
+        model = TRANSPORTS[request.param]("claude-sonnet-4-5", base_url=base_url, **kwargs)
+        made.append(model)
+        return model
 
-@pytest.fixture(autouse=True)
-async def _close_models() -> AsyncIterator[None]:
-    yield
-    while _open_models:
-        await _open_models.pop().aclose()
+    yield make
+    for model in made:
+        await model.aclose()
 
 
 async def no_sleep(_seconds: float) -> None:
     return None
 
 
-def retrying(server: FakeMessagesServer, attempts: int = 5) -> RetryingModel:
-    return RetryingModel(model_for(server), RetryPolicy(max_attempts=attempts), sleep=no_sleep)
+def retrying(model: ModelClient, attempts: int = 5) -> RetryingModel:
+    return RetryingModel(model, RetryPolicy(max_attempts=attempts), sleep=no_sleep)
 
 
 def recorded_error(path: Path) -> RawResponse:
@@ -73,11 +84,11 @@ def recorded_error(path: Path) -> RawResponse:
     return RawResponse(status=int(response["status"]["code"]), body=json.dumps(body).encode())
 
 
-async def test_recorded_stream_served_raw_parses_through_the_sdk(
-    server: FakeMessagesServer, recordings: Path
+async def test_recorded_stream_served_raw_parses(
+    server: FakeMessagesServer, connect: Connect, recordings: Path
 ) -> None:
     server.push(raw_sse((recordings / "01_sdk_stream_tool_use.sse").read_text()))
-    response = await model_for(server).complete(REQUEST, lambda _e: None)
+    response = await connect(server).complete(REQUEST, lambda _e: None)
     assert response.stop_reason == "tool_use"
     assert response.message.tool_uses[0].input == {"location": "Paris"}
     assert response.request_id is not None
@@ -85,10 +96,11 @@ async def test_recorded_stream_served_raw_parses_through_the_sdk(
 
 async def test_request_carries_cache_breakpoints_without_touching_history(
     server: FakeMessagesServer,
+    connect: Connect,
 ) -> None:
     server.push(stream_message([text("ok")]))
     history = [Message.user("hi")]
-    await model_for(server).complete(
+    await connect(server).complete(
         ModelRequest(system="sys", messages=history, tools=REQUEST.tools), lambda _e: None
     )
     body = server.requests[0].body
@@ -100,12 +112,12 @@ async def test_request_carries_cache_breakpoints_without_touching_history(
 
 
 async def test_thinking_and_redacted_blocks_go_back_exactly_as_received(
-    server: FakeMessagesServer, recordings: Path
+    server: FakeMessagesServer, connect: Connect, recordings: Path
 ) -> None:
     body = yaml.safe_load((recordings / "10_pai_stream_redacted_thinking.yaml").read_text())
     server.push(raw_sse(body["interactions"][0]["response"]["body"]["string"]))
     server.push(stream_message([text("again")]))
-    model = model_for(server)
+    model = connect(server)
     first = await model.complete(REQUEST, lambda _e: None)
     history = [Message.user("hi"), first.message, Message.user("more")]
     await model.complete(ModelRequest(system="s", messages=history), lambda _e: None)
@@ -115,7 +127,7 @@ async def test_thinking_and_redacted_blocks_go_back_exactly_as_received(
 
 
 async def test_429_twice_then_stream_from_real_recording(
-    server: FakeMessagesServer, recordings: Path
+    server: FakeMessagesServer, connect: Connect, recordings: Path
 ) -> None:
     snapshot = json.loads((recordings / "04_sdk_429_rate_limit_x2_then_stream.json").read_text())
     for entry in snapshot:
@@ -129,7 +141,7 @@ async def test_429_twice_then_stream_from_real_recording(
                 )
             )
     seen: list[Event] = []
-    result = await retrying(server).complete(REQUEST, seen.append)
+    result = await retrying(connect(server)).complete(REQUEST, seen.append)
     assert result.stop_reason in ("end_turn", "tool_use")
     assert len(server.requests) == 3
     retries = [e for e in seen if isinstance(e, ModelRetrying)]
@@ -147,61 +159,70 @@ async def test_429_twice_then_stream_from_real_recording(
     ],
 )
 async def test_client_errors_are_not_retried_and_say_what_to_fix(
-    server: FakeMessagesServer, recordings: Path, recording: str, status: int, needle: str
+    server: FakeMessagesServer,
+    connect: Connect,
+    recordings: Path,
+    recording: str,
+    status: int,
+    needle: str,
 ) -> None:
     server.push(recorded_error(recordings / recording))
     with pytest.raises(ModelError) as info:
-        await retrying(server).complete(REQUEST, lambda _e: None)
+        await retrying(connect(server)).complete(REQUEST, lambda _e: None)
     assert info.value.status_code == status
     assert needle in info.value.message
     assert info.value.reason is TerminalReason.MODEL_ERROR
     assert len(server.requests) == 1
 
 
-async def test_529_and_broken_stream_are_retried_then_succeed(server: FakeMessagesServer) -> None:
+async def test_529_and_broken_stream_are_retried_then_succeed(
+    server: FakeMessagesServer, connect: Connect
+) -> None:
     server.push(
         error_response(529, "overloaded_error", "Overloaded"),
         SseResponse(events=message_events([text("partial answer that is cut")]), cut_after=5),
         stream_message([text("whole answer")]),
     )
-    result = await retrying(server).complete(REQUEST, lambda _e: None)
+    result = await retrying(connect(server)).complete(REQUEST, lambda _e: None)
     assert result.message.text == "whole answer"
     assert len(server.requests) == 3
 
 
-async def test_stream_that_ends_without_message_stop_is_retried(server: FakeMessagesServer) -> None:
+async def test_stream_that_ends_without_message_stop_is_retried(
+    server: FakeMessagesServer, connect: Connect
+) -> None:
     events = [
         e for e in message_events([tool_use("read_file", {"path": "x"})]) if e[0] != "message_stop"
     ]
     body = "".join(f"event: {k}\ndata: {d}\n\n" for k, d in events)
     server.push(raw_sse(body), stream_message([text("done")]))
-    result = await retrying(server).complete(REQUEST, lambda _e: None)
+    result = await retrying(connect(server)).complete(REQUEST, lambda _e: None)
     assert result.message.tool_uses == []  # nothing from the cut response survives
     assert result.message.text == "done"
 
 
-async def test_retries_are_bounded(server: FakeMessagesServer) -> None:
+async def test_retries_are_bounded(server: FakeMessagesServer, connect: Connect) -> None:
     server.push(*[error_response(500, "api_error", "boom") for _ in range(3)])
     with pytest.raises(ModelError, match="gave up after 3 attempts"):
-        await retrying(server, attempts=3).complete(REQUEST, lambda _e: None)
+        await retrying(connect(server), attempts=3).complete(REQUEST, lambda _e: None)
 
 
-async def test_prompt_too_long_means_context_exhausted(server: FakeMessagesServer) -> None:
+async def test_prompt_too_long_means_context_exhausted(
+    server: FakeMessagesServer, connect: Connect
+) -> None:
     server.push(
         error_response(
             400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum"
         )
     )
     with pytest.raises(ModelError) as info:
-        await model_for(server).complete(REQUEST, lambda _e: None)
+        await connect(server).complete(REQUEST, lambda _e: None)
     assert info.value.reason is TerminalReason.CONTEXT_EXHAUSTED
 
 
-async def test_connection_refused_is_retryable() -> None:
-    model = AnthropicModel("claude-sonnet-4-5", api_key="test", base_url="http://127.0.0.1:9")
-    _open_models.append(model)
-    with pytest.raises(RetryableModelError):
-        await model.complete(REQUEST, lambda _e: None)
+async def test_connection_refused_is_retryable(connect: Connect) -> None:
+    with pytest.raises(RetryableModelError, match="could not connect to the model API"):
+        await connect("http://127.0.0.1:9").complete(REQUEST, lambda _e: None)
 
 
 def test_pairing_checker_flags_the_request_the_real_api_rejected(recordings: Path) -> None:
@@ -217,14 +238,14 @@ def test_pairing_checker_flags_the_request_the_real_api_rejected(recordings: Pat
 
 @pytest.mark.parametrize("blocks", [[], [text("")]])
 async def test_an_empty_answer_is_kept_in_history_but_never_sent_back_empty(
-    server: FakeMessagesServer, blocks: list[dict[str, object]]
+    server: FakeMessagesServer, connect: Connect, blocks: list[dict[str, object]]
 ) -> None:
     """The API sometimes answers with no content (or one empty text block) and then rejects
     any request whose history holds such a message ("all messages must have non-empty
     content", "text content blocks must be non-empty")."""
     server.push(stream_message(blocks))
     server.push(stream_message([text("ok")]))
-    model = model_for(server)
+    model = connect(server)
     first = await model.complete(REQUEST, lambda _e: None)
     history = [Message.user("hi"), first.message, Message.user("and now?")]
     await model.complete(ModelRequest(system="s", messages=history), lambda _e: None)
@@ -240,24 +261,23 @@ IDLE_S = 1.0
 long each stalled attempt lasts, not a bound the test checks."""
 
 
-def watching(server: FakeMessagesServer, waits: list[float], **policy: float) -> RetryingModel:
+def watching(model: ModelClient, waits: list[float], **policy: float) -> RetryingModel:
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
 
-    return RetryingModel(
-        model_for(server), RetryPolicy(idle_timeout_s=IDLE_S, **policy), sleep=sleep
-    )
+    return RetryingModel(model, RetryPolicy(idle_timeout_s=IDLE_S, **policy), sleep=sleep)
 
 
 async def test_a_stream_that_stalls_after_the_headers_is_abandoned_and_retried(
     server: FakeMessagesServer,
+    connect: Connect,
 ) -> None:
     server.push(
         SseResponse(events=message_events([text("never finished")]), stall_after=3),
         stream_message([text("whole answer")]),
     )
     seen: list[Event] = []
-    result = await watching(server, []).complete(REQUEST, seen.append)
+    result = await watching(connect(server), []).complete(REQUEST, seen.append)
     assert result.message.text == "whole answer"
     (retry,) = [e for e in seen if isinstance(e, ModelRetrying)]
     assert retry.reason == f"the response stream stalled: nothing received for {IDLE_S:g} s"
@@ -265,10 +285,11 @@ async def test_a_stream_that_stalls_after_the_headers_is_abandoned_and_retried(
 
 async def test_a_server_that_never_answers_is_abandoned_and_retried(
     server: FakeMessagesServer,
+    connect: Connect,
 ) -> None:
     server.push(HangResponse(seconds=120), stream_message([text("answer")]))
     seen: list[Event] = []
-    result = await watching(server, []).complete(REQUEST, seen.append)
+    result = await watching(connect(server), []).complete(REQUEST, seen.append)
     assert result.message.text == "answer"
     (retry,) = [e for e in seen if isinstance(e, ModelRetrying)]
     assert retry.reason == f"no response: nothing received for {IDLE_S:g} s"
@@ -276,14 +297,16 @@ async def test_a_server_that_never_answers_is_abandoned_and_retried(
 
 async def test_a_stream_that_keeps_stalling_ends_in_a_clear_error(
     server: FakeMessagesServer,
+    connect: Connect,
 ) -> None:
     server.push(*[SseResponse(events=message_events([text("x")]), stall_after=2) for _ in range(2)])
     with pytest.raises(ModelError, match=r"stream stalled.*gave up after 2 attempts"):
-        await watching(server, [], max_attempts=2).complete(REQUEST, lambda _e: None)
+        await watching(connect(server), [], max_attempts=2).complete(REQUEST, lambda _e: None)
 
 
 async def test_a_slow_stream_that_keeps_sending_is_not_a_stall(
     server: FakeMessagesServer,
+    connect: Connect,
 ) -> None:
     """The timeout is on silence, not on the whole answer: a stream that takes longer than the
     idle timeout in all, but never pauses that long, completes."""
@@ -291,20 +314,22 @@ async def test_a_slow_stream_that_keeps_sending_is_not_a_stall(
     server.push(SseResponse(events=events, delay_s=IDLE_S / 4))
     assert len(events) * IDLE_S / 4 > IDLE_S
     seen: list[Event] = []
-    result = await watching(server, []).complete(REQUEST, seen.append)
+    result = await watching(connect(server), []).complete(REQUEST, seen.append)
     assert result.message.text == "slow but steady"
     assert not [e for e in seen if isinstance(e, ModelRetrying)]
 
 
 @pytest.mark.parametrize("asked", ["45", "120", "600"])
-async def test_retry_after_is_honoured_as_asked(server: FakeMessagesServer, asked: str) -> None:
+async def test_retry_after_is_honoured_as_asked(
+    server: FakeMessagesServer, connect: Connect, asked: str
+) -> None:
     server.push(
         error_response(429, "rate_limit_error", "slow down", retry_after=asked),
         stream_message([text("ok")]),
     )
     waits: list[float] = []
     seen: list[Event] = []
-    result = await watching(server, waits).complete(REQUEST, seen.append)
+    result = await watching(connect(server), waits).complete(REQUEST, seen.append)
     assert result.message.text == "ok"
     assert waits == [float(asked)]
     (retry,) = [e for e in seen if isinstance(e, ModelRetrying)]
@@ -313,9 +338,12 @@ async def test_retry_after_is_honoured_as_asked(server: FakeMessagesServer, aske
 
 async def test_retry_after_beyond_the_ceiling_ends_the_task_at_once(
     server: FakeMessagesServer,
+    connect: Connect,
 ) -> None:
     server.push(error_response(429, "rate_limit_error", "slow down", retry_after="3600"))
     waits: list[float] = []
     with pytest.raises(ModelError, match=r"asks to wait 3600 s.*max_retry_wait_s = 900 s"):
-        await watching(server, waits, max_retry_after_s=900).complete(REQUEST, lambda _e: None)
+        await watching(connect(server), waits, max_retry_after_s=900).complete(
+            REQUEST, lambda _e: None
+        )
     assert waits == [] and len(server.requests) == 1

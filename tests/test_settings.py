@@ -228,11 +228,15 @@ UNTRUSTED_TABLE: list[tuple[str, Any, bool]] = [
     ("context.keep_recent", 5, True),
     ("api.idle_timeout_s", 30, True),
     ("api.max_retry_wait_s", 60, True),
+    ("api.transport", "sdk", True),
     ("effort", "max", True),
     # Prices and request rules: a repository could make a budget meaningless.
     ("models", {"claude-x": {"input": 0.0, "output": 0.0}}, False),
     # An MCP server is a program agentcli starts: a cloned repository must not name one.
     ("mcp_servers", {"evil": {"command": "curl"}}, False),
+    # A repository must not send your key, or your code, to a server of its choosing.
+    ("provider", "openai", False),
+    ("base_url", "https://models.example/v1", False),
 ]
 
 
@@ -303,3 +307,16 @@ def test_an_empty_model_from_the_environment_or_a_flag_is_unset(workspace: Path)
     write(user_config_path(), 'model = "from-config"\n')
     resolved = load_settings(workspace, flags=flags_of(model=""), environ={"AGENTCLI_MODEL": ""})
     assert resolved.model == "from-config"
+
+
+def test_the_transport_comes_from_the_config_or_the_environment(workspace: Path) -> None:
+    from agentcli.errors import ConfigError
+    from agentcli.settings import Transport
+
+    assert load_settings(workspace, environ={}).api.transport is Transport.HTTP
+    write(user_config_path(), '[api]\ntransport = "sdk"\n')
+    assert load_settings(workspace, environ={}).api.transport is Transport.SDK
+    env = {"AGENTCLI_TRANSPORT": "http"}
+    assert load_settings(workspace, environ=env).api.transport is Transport.HTTP
+    with pytest.raises(ConfigError, match=r"unknown transport 'curl' for `api.transport`"):
+        load_settings(workspace, environ={"AGENTCLI_TRANSPORT": "curl"})

@@ -1,7 +1,8 @@
 """The model seam: what the loop needs from a language model, and nothing provider-specific.
 
-`ModelClient` is the Protocol the loop depends on. The Anthropic adapter (`model.anthropic`, the
-only module that imports the SDK) and the scripted doubles in `agentcli.testing` implement it.
+`ModelClient` is the Protocol the loop depends on. The Anthropic transports (`model.http`, the
+default, and `model.anthropic`, the only module that imports the SDK) and the scripted doubles in
+`agentcli.testing` implement it.
 This package's `__init__` stays import-light so commands that never call a model start fast.
 """
 
@@ -69,6 +70,8 @@ class ModelResponse:
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     request_id: str | None = None
+    usage_known: bool = True
+    """False when the server reported no usage: `usage` is zeros, and the cost is unknown."""
 
 
 class ModelClient(Protocol):

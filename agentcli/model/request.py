@@ -19,7 +19,8 @@ blocks another model produced are left out by the caller (`agentcli.context.boun
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from agentcli.catalogue import CATALOGUE, THINKING_BUDGETS, Effort, ModelSpec, ThinkingMode
@@ -41,7 +42,7 @@ def build_request_params(model: str, request: ModelRequest) -> dict[str, Any]:
     any `cache_control` already in the history (an imported or hand-edited session) is dropped.
     """
     spec = request.spec or CATALOGUE.lookup(model)
-    messages = [_without_breakpoints(m) for m in sendable_messages(request.messages)]
+    messages = sendable_messages(request.messages)
     latest_user = next(
         (i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "user"), None
     )
@@ -87,21 +88,87 @@ def reasoning_params(spec: ModelSpec, effort: Effort | None, max_tokens: int) ->
 
 
 def sendable_messages(messages: Sequence[Message]) -> list[JsonObject]:
-    """The history as the API accepts it back. The model sometimes answers with no content or
-    with an empty text block, and the API then rejects every later request that contains it
-    ("messages must have non-empty content", "text content blocks must be non-empty"): such
-    an answer stays in our history but is not sent (it carries nothing the model needs)."""
-    wire = []
+    """The history as the API accepts it back, without any `cache_control` of its own (an
+    imported or hand-edited session; `build_request_params` places the breakpoints).
+
+    The model sometimes answers with no content or with an empty text block, and the API then
+    rejects every later request that contains it ("messages must have non-empty content", "text
+    content blocks must be non-empty"): such an earlier answer stays in our history but is not
+    sent (it carries nothing the model needs).
+
+    Each message's sendable form is computed once and kept with it (`Message.memo`), so a turn
+    costs the same on turn 600 as on turn 1, apart from sending the longer request."""
+    forms = _sendable_forms(messages)
+    return [item for message, form in forms if (item := message.memo(form)) is not None]
+
+
+SendableForm = Callable[[Message], JsonObject | None]
+
+
+def _sendable_forms(messages: Sequence[Message]) -> list[tuple[Message, SendableForm]]:
+    """Each message that is sent, with the function that makes its sendable form."""
+    forms = []
+    last = len(messages) - 1
     for index, message in enumerate(messages):
-        item = message.to_wire()
-        if message.role == "assistant" and index < len(messages) - 1:
-            content = [b for b in item["content"] if not _empty_text(b)]
-            if not content:
-                continue
-            if len(content) < len(item["content"]):
-                item = {"role": "assistant", "content": content}
-        wire.append(item)
-    return wire
+        earlier_answer = message.role == "assistant" and index < last
+        form: SendableForm = _sendable_earlier_answer if earlier_answer else _sendable
+        if message.memo(form) is not None:
+            forms.append((message, form))
+    return forms
+
+
+def request_body(model: str, request: ModelRequest) -> bytes:
+    """`build_request_params(model, request)` as the JSON bytes a transport posts.
+
+    Each message's JSON is made once and kept with it (`Message.memo`): only the message that
+    carries the cache breakpoint is encoded afresh, so encoding turn 600's request costs about a
+    copy of its bytes rather than a walk through the whole history."""
+    params = build_request_params(model, request)
+    parts = []
+    for item, (message, form) in zip(
+        params["messages"], _sendable_forms(request.messages), strict=True
+    ):
+        if item is message.memo(form):
+            parts.append(message.memo(_ENCODED[form]))
+        else:
+            parts.append(encode_json(item))
+    head = encode_json({k: v for k, v in params.items() if k != "messages"})
+    return f'{head[:-1]},"messages":[{",".join(parts)}]}}'.encode()
+
+
+def encode_json(value: Any) -> str:
+    """Compact JSON, as the request body carries it (no NaN: the API would refuse it)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _sendable(message: Message) -> JsonObject:
+    return _without_breakpoints(message.to_wire())
+
+
+def _sendable_earlier_answer(message: Message) -> JsonObject | None:
+    """An answer that is not the last message, without its empty text blocks; None when
+    nothing is left."""
+    item = _sendable(message)
+    content = [b for b in item["content"] if not _empty_text(b)]
+    if not content:
+        return None
+    if len(content) < len(item["content"]):
+        return {"role": "assistant", "content": content}
+    return item
+
+
+def _sendable_json(message: Message) -> str:
+    return encode_json(message.memo(_sendable))
+
+
+def _sendable_earlier_answer_json(message: Message) -> str:
+    return encode_json(message.memo(_sendable_earlier_answer))
+
+
+_ENCODED: dict[SendableForm, Callable[[Message], str]] = {
+    _sendable: _sendable_json,
+    _sendable_earlier_answer: _sendable_earlier_answer_json,
+}
 
 
 def _empty_text(block: JsonObject) -> bool:

@@ -4,12 +4,13 @@ ConversationManager ready for tasks. `agentcli run` and the REPL both build thei
 
 Everything that can reject the invocation (a busy session, a bad budget, an unknown price, a
 broken acceptance command, no API key) is checked before a session is created or recovered; the
-SDK itself (~2 s to import) is loaded only when the first request goes out, after the session
-and the task's prompt are journaled.
+model client (the HTTP library, or the SDK: ~2 s to import) is made only when the first request
+goes out, after the session and the task's prompt are journaled.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,12 +30,15 @@ from agentcli.mcp.session import problem_reporter, start_servers
 from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
 from agentcli.model.retry import RetryPolicy
+from agentcli.model.wire import api_base_url
 from agentcli.owngit import RepoDecision, decide
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
 from agentcli.permissions.setup import build_permissions
+from agentcli.provider import Provider
+from agentcli.session.openai_model import openai_factory, openai_notices
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
-from agentcli.settings import Settings
+from agentcli.settings import Settings, Transport
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import SessionRow
@@ -70,19 +74,44 @@ def require_api_key() -> None:
         )
 
 
-def anthropic_client(name: str) -> ModelClient:
-    """The Anthropic client for model `name`, made now: the ~2 s SDK import happens here."""
+def anthropic_client(name: str, transport: Transport = Transport.HTTP) -> ModelClient:
+    """The Anthropic client for model `name` over `transport`, made now: its imports happen
+    here (httpx2 for `http`; the ~2 s SDK import for `sdk`)."""
     require_api_key()
-    from agentcli.model.anthropic import AnthropicModel
+    if transport is Transport.SDK:
+        from agentcli.model.anthropic import AnthropicModel
 
-    return AnthropicModel(name)
+        return AnthropicModel(name)
+    from agentcli.model.http import HttpAnthropicModel
+
+    return HttpAnthropicModel(name)
 
 
-def make_model(name: str) -> ModelClient:
-    """The client for model `name`; ConfigError without an API key. The SDK is imported when the
-    first request goes out, so the session and the task's prompt are journaled before it."""
+def make_model(name: str, transport: Transport = Transport.HTTP) -> ModelClient:
+    """The client for model `name`; ConfigError without an API key or with a base URL that is
+    not one. It is made when the first request goes out, so the session and the task's prompt
+    are journaled before its imports."""
     require_api_key()
-    return DeferredModel(name, lambda: anthropic_client(name))
+    api_base_url()
+    return DeferredModel(name, lambda: anthropic_client(name, transport))
+
+
+def provider_factory(target: SessionTarget, settings: Settings) -> Callable[[str], ModelClient]:
+    """The client factory of the configured provider (`--provider`, `provider`): for Anthropic,
+    `make_model` over the configured transport."""
+    if settings.provider is Provider.OPENAI:
+        return openai_factory(settings, resumed=target.resumed is not None)
+    return functools.partial(make_model, transport=settings.api.transport)
+
+
+def session_provider(target: SessionTarget, settings: Settings) -> Settings:
+    """A resumed session keeps the provider it recorded unless a flag or the environment names
+    one (as it keeps its model)."""
+    recorded = target.resumed.settings.get("provider") if target.resumed is not None else None
+    origin = settings.origin("provider")
+    if recorded not in tuple(Provider) or (origin is not None and origin.path is None):
+        return settings
+    return settings.with_provider(Provider(recorded))
 
 
 def session_model(target: SessionTarget, settings: Settings) -> str:
@@ -108,16 +137,19 @@ def build_manager(
     *,
     events: EventSink,
     budget: Budget | None = None,
-    model_factory: Callable[[str], ModelClient] = make_model,
+    model_factory: Callable[[str], ModelClient] | None = None,
     prompter: Prompter | None = None,
     say: Callable[[str], None] = lambda _notice: None,
     mcp_config: Sequence[Path] = (),
 ) -> ConversationManager:
     """The session for `run` and the REPL: permissions and sandbox, budget, acceptance
-    checks, the model client, the journal (new, or resumed and recovered) and the tools of the
-    MCP servers configured (`mcp_config`: `--mcp-config` files). `say` gets what the user
-    should hear once at the start (e.g. that no sandbox is available)."""
+    checks, the model client (the provider's, `provider_factory`, unless a factory is given),
+    the journal (new, or resumed and recovered) and the tools of the MCP servers configured
+    (`mcp_config`: `--mcp-config` files). `say` gets what the user should hear once at the
+    start (e.g. that no sandbox is available)."""
     workspace = target.workspace
+    settings = session_provider(target, settings)
+    model_factory = model_factory or provider_factory(target, settings)
     model_name = session_model(target, settings)
     catalogue = settings.catalogue()
     spec = catalogue.lookup(model_name)
@@ -143,13 +175,19 @@ def build_manager(
         workspace=workspace,
         settings={
             "permission_mode": settings.permission_mode.value,
+            "provider": settings.provider.value,
             "allow": settings.flag_rules("allow"),
             "deny": settings.flag_rules("deny"),
         },
         events=events,
         git=git,
     )
-    for notice in choice_notices(spec, settings.effort):
+    notices = (
+        openai_notices(spec, settings.effort)
+        if settings.provider is Provider.OPENAI
+        else choice_notices(spec, settings.effort)
+    )
+    for notice in notices:
         events(Notice(level="warning", message=notice))
     # Only for a session that will run: a refused one (busy, no API key) starts no program.
     mcp = start_servers(mcp_servers, workspace, report=problem_reporter(events, say), say=say)

@@ -50,6 +50,11 @@ def list_sessions(workspace: Path | None, limit: int | None = None) -> list[Sess
     return queries.list_sessions(connect(), None if workspace is None else str(workspace), limit)
 
 
+def tasks(session_id: str) -> list[TaskRow]:
+    """The session's tasks, oldest first, without its messages (a session picker lists many)."""
+    return queries.load_tasks(connect(), session_id)
+
+
 def latest_other_session(workspace: Path, current: str | None) -> str | None:
     """The newest session in `workspace` other than `current`."""
     rows = list_sessions(workspace, limit=2)

@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.errors import UsageError
+from agentcli.ui.resume_arg import pick_when_bare
 
 
 class _Commands(TyperGroup):
@@ -44,10 +45,7 @@ PROMPT = "prompt"
 """The hidden command a task given without a command goes to."""
 
 McpConfigOption = Annotated[
-    list[Path],
-    typer.Option(
-        "--mcp-config", metavar="FILE", help="MCP servers (.mcp.json format). Repeatable."
-    ),
+    list[Path], typer.Option("--mcp-config", metavar="FILE", help="MCP servers file. Repeatable.")
 ]
 
 app = typer.Typer(
@@ -105,11 +103,29 @@ def root(
         typer.Option("--effort", metavar="LEVEL", help="REPL: low, medium, high, xhigh or max."),
     ] = None,
     mcp_config: McpConfigOption = [],  # noqa: B006
+    resume: Annotated[
+        str | None,
+        typer.Option(
+            "--resume",
+            metavar="[ID]",
+            help="REPL: resume session ID; without ID, pick one of this workspace's sessions.",
+        ),
+    ] = None,
+    continue_: Annotated[
+        bool,
+        typer.Option("--continue", help="REPL: continue the latest session in this workspace."),
+    ] = False,
+    provider: Annotated[
+        str | None,
+        typer.Option("--provider", metavar="NAME", help="REPL: anthropic or openai."),
+    ] = None,
 ) -> None:
     """Start the interactive REPL when no command is given: `agentcli ["TASK"]` (with stdin not
     a terminal, a run: the task from stdin, or TASK with stdin as context). Options before a
     command are the REPL's."""
-    given = model or cwd or permission_mode or allow or deny or accept or effort or mcp_config
+    given = any(
+        (model, cwd, permission_mode, allow, deny, accept, effort, resume, continue_, provider)
+    ) or bool(mcp_config)
     if ctx.invoked_subcommand == PROMPT:
         return  # the prompt command reads these options from this context
     if ctx.invoked_subcommand is not None:
@@ -144,6 +160,9 @@ def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
         "accept": list(options.get("accept") or []),
         "effort": options.get("effort"),
         "mcp_config": list(options.get("mcp_config") or []),
+        "resume": options.get("resume"),
+        "continue_": bool(options.get("continue_")),
+        "provider": options.get("provider"),
     }
     if sys.stdin is not None and sys.stdin.isatty():
         from agentcli.ui.repl.main import main as repl_main
@@ -242,35 +261,16 @@ def run(
         typer.Option("--trust-project", help="Apply this workspace's config and .mcp.json here."),
     ] = False,
     mcp_config: McpConfigOption = [],  # noqa: B006
+    provider: Annotated[
+        str | None,
+        typer.Option("--provider", metavar="NAME", help="anthropic (default) or openai."),
+    ] = None,
 ) -> None:
     """Run one task, then exit."""
+    options = dict(locals())  # every parameter is the RunOptions field of the same name
     from agentcli.ui.run import RunOptions, run_command
 
-    raise typer.Exit(
-        run_command(
-            RunOptions(
-                task=task,
-                model=model,
-                effort=effort,
-                cwd=cwd,
-                permission_mode=permission_mode,
-                allow=allow,
-                deny=deny,
-                max_turns=max_turns,
-                max_cost=max_cost,
-                max_tokens=max_tokens,
-                timeout=timeout,
-                accept=accept,
-                accept_retries=accept_retries,
-                resume=resume,
-                continue_=continue_,
-                output_format=output_format,
-                quiet=quiet,
-                trust_project=trust_project,
-                mcp_config=mcp_config,
-            )
-        )
-    )
+    raise typer.Exit(run_command(RunOptions(**options)))
 
 
 sessions_app = typer.Typer(
@@ -372,7 +372,7 @@ def run_app(args: list[str]) -> int:
 
     def call() -> int:
         try:
-            app(args=args, prog_name="agentcli", standalone_mode=True)
+            app(args=pick_when_bare(args), prog_name="agentcli", standalone_mode=True)
         except SystemExit as exc:
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return 0

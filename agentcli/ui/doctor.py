@@ -17,6 +17,7 @@ from agentcli import __version__
 from agentcli.config import load_settings
 from agentcli.owngit.repo import git_version
 from agentcli.paths import resolve_workspace
+from agentcli.provider import OPENAI_DEFAULT_BASE_URL, Provider, is_loopback
 from agentcli.sandbox.support import sandbox_report
 from agentcli.settings import Settings
 from agentcli.tools.ripgrep import find_rg
@@ -37,6 +38,7 @@ def doctor_lines(workspace: Path) -> list[str]:
             else ""
         ),
         f"API key: {key} is set" if key else "API key: missing (export ANTHROPIC_API_KEY=…)",
+        *_openai_lines(settings),
         "config files: " + (", ".join(str(p) for p in settings.provenance.sources) or "none"),
         *_trust_lines(workspace, settings),
         f"permission mode: {settings.permission_mode.value}",
@@ -44,6 +46,20 @@ def doctor_lines(workspace: Path) -> list[str]:
         f"ripgrep: {find_rg() or 'not found (grep and glob use the slower Python fallback)'}",
     ]
     return lines + sandbox_report()
+
+
+def _openai_lines(settings: Settings) -> list[str]:
+    """With `--provider openai`: where requests go, and whether they carry a key."""
+    if settings.provider is not Provider.OPENAI:
+        return []
+    url = settings.base_url or OPENAI_DEFAULT_BASE_URL
+    if os.environ.get("OPENAI_API_KEY"):
+        key = "OPENAI_API_KEY is set"
+    elif is_loopback(url):
+        key = "none (not needed: the server is on this machine)"
+    else:
+        key = "missing (export OPENAI_API_KEY=…)"
+    return [f"provider: openai, at {url}; key: {key}"]
 
 
 def _model_summary(settings: Settings) -> str:

@@ -30,13 +30,14 @@ from agentcli.events import EventSink, Notice
 from agentcli.model import ModelClient
 from agentcli.permissions import Prompter
 from agentcli.session.build import build_manager as build_session
-from agentcli.session.build import locate, make_model
+from agentcli.session.build import locate
 from agentcli.settings import Settings
 from agentcli.tasks import ExitCode, TaskResult, TaskState, task_state_for
 from agentcli.terminal_reason import TerminalReason
 from agentcli.tools.process_group import kill_live_groups
 from agentcli.ui.failure import Failure, failure_of, report
 from agentcli.ui.render import StreamJson, TextProgress, print_result
+from agentcli.ui.resume_arg import PICK, no_picker_here
 from agentcli.ui.safe import visible
 from agentcli.usage import Budget, Usage
 
@@ -66,6 +67,7 @@ class RunOptions:
     """Apply the workspace's in-repo config for this run even if it is not trusted."""
     mcp_config: list[Path] = field(default_factory=list)
     """`--mcp-config FILE`: MCP servers, in `.mcp.json` format."""
+    provider: str | None = None
 
 
 def read_task(task: str | None) -> str:
@@ -136,7 +138,7 @@ def build_manager(
     options: RunOptions,
     events: EventSink,
     *,
-    model_factory: Callable[[str], ModelClient] = make_model,
+    model_factory: Callable[[str], ModelClient] | None = None,
     prompter: Prompter | None = None,
 ) -> ConversationManager:
     """The session for `run`: the options become settings (over the environment and the
@@ -174,6 +176,7 @@ def run_settings(options: RunOptions, workspace: Path, events: EventSink) -> Set
             deny=options.deny,
             accept=options.accept,
             accept_retries=options.accept_retries,
+            provider=options.provider,
         ),
         trusted=True if options.trust_project else None,
     )
@@ -277,6 +280,8 @@ def run_command(options: RunOptions) -> int:
     manager: ConversationManager | None = None
     stream: StreamJson | None = None
     try:
+        if options.resume == PICK:
+            raise no_picker_here()
         prompt = read_task(options.task)
         events = event_sink(options)
         stream = events if isinstance(events, StreamJson) else None

@@ -2,7 +2,8 @@
 
 `python -m bench.run` is not part of CI, so a change can break a benchmark unnoticed (the
 session lock once made the journal benchmark's repeated resume fail). The quick ones run here
-in full; the slow ones (start-up, REPL, tools: minutes of subprocesses) are imported.
+in full; the slow ones (start-up, REPL, tools: minutes of subprocesses; the 600-turn session)
+are imported.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SLOW = ["bench_startup", "bench_repl", "bench_tools", "bench_sandbox"]
+SLOW = ["bench_startup", "bench_repl", "bench_tools", "bench_sandbox", "bench_long"]
 QUICK = sorted({p.stem for p in (ROOT / "bench").glob("bench_*.py")} - set(SLOW))
 
 
@@ -43,3 +44,16 @@ def test_quick_benchmarks_run(name: str, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if line.strip()]
     assert rows and "FAILED" not in done.stdout
+
+
+def test_the_floor_client_of_the_startup_benchmark_sends_a_request_the_api_accepts() -> None:
+    """bench_startup compares `run` with this script: it must really send one request."""
+    from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text
+    from bench.bench_startup import FLOOR_SCRIPT
+
+    with FakeMessagesServer() as server:
+        server.push(stream_message([text("ok")]))
+        env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
+        done = subprocess.run([sys.executable, "-c", FLOOR_SCRIPT], env=env, timeout=60)
+    assert done.returncode == 0
+    assert [r.path for r in server.requests] == ["/v1/messages"]

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text
+
 NEVER_WITHOUT_A_MODEL = ("anthropic", "httpx2", "tree_sitter", "tree_sitter_bash", "prompt_toolkit")
 """No command that needs no model loads these: the SDK, the shell parser, the REPL's UI."""
 
@@ -107,3 +109,29 @@ def test_root_options_are_checked_before_the_sdk(workspace: Path) -> None:
     assert code == 2  # the workspace is not a directory: a usage error before the terminal
     assert "agentcli" in modules
     assert modules & {"anthropic", "httpx2"} == set()
+
+
+@pytest.mark.parametrize(
+    ("transport", "client_library"), [(None, "httpx2"), ("sdk", "anthropic")], ids=["http", "sdk"]
+)
+def test_run_sends_its_request_without_the_sdk_unless_asked_to(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, transport: str | None, client_library: str
+) -> None:
+    """A whole `run` (in a git repository, whose snapshots it takes) against the fake API: by
+    default (the thin transport) it never loads the SDK (~2 s) or GitPython; `AGENTCLI_TRANSPORT
+    = sdk` does load the SDK, so this would see it if the default did."""
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    (workspace / "a.txt").write_text("a\n")
+    with FakeMessagesServer() as server:
+        server.push(stream_message([text("done")]))
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        if transport is not None:
+            monkeypatch.setenv("AGENTCLI_TRANSPORT", transport)
+        code, modules = loaded_by(["run", "hi", "-q"], workspace)
+    assert code == 0
+    assert len(server.requests) == 1
+    assert client_library in modules
+    assert "git" not in modules
+    if transport is None:
+        assert "anthropic" not in modules

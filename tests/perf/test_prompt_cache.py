@@ -16,8 +16,9 @@ import pytest
 
 from agentcli.conversation import ConversationManager
 from agentcli.messages import Message, ToolResultBlock, block_from_wire
-from agentcli.model import ModelRequest, ToolSpec
+from agentcli.model import ModelClient, ModelRequest, ToolSpec
 from agentcli.model.anthropic import AnthropicModel, build_request_params
+from agentcli.model.http import HttpAnthropicModel
 from agentcli.permissions import NonInteractivePrompter, PermissionMode
 from agentcli.permissions.basic import ModePolicy
 from agentcli.store import MemoryJournal
@@ -132,17 +133,19 @@ def server() -> Iterator[FakeMessagesServer]:
         yield fake
 
 
-@pytest.fixture
-async def model(server: FakeMessagesServer) -> AsyncIterator[AnthropicModel]:
-    client = AnthropicModel("claude-sonnet-4-5", api_key="test", base_url=server.base_url)
+@pytest.fixture(params=[HttpAnthropicModel, AnthropicModel], ids=["http", "sdk"])
+async def model(
+    server: FakeMessagesServer, request: pytest.FixtureRequest
+) -> AsyncIterator[HttpAnthropicModel | AnthropicModel]:
+    client = request.param("claude-sonnet-4-5", api_key="test", base_url=server.base_url)
     yield client
     await client.aclose()
 
 
 async def test_every_request_of_real_tasks_stays_within_the_limit(
-    server: FakeMessagesServer, model: AnthropicModel, workspace: Path, recordings: Path
+    server: FakeMessagesServer, model: ModelClient, workspace: Path, recordings: Path
 ) -> None:
-    """Two tasks through the SDK: a tool call, a recorded pause_turn and its continuation, an
+    """Two tasks through each transport: a tool call, a recorded pause_turn and its continuation, an
     answer; then a follow-up task on the same history."""
     (workspace / "a.py").write_text("x = 1\n")
     paused = (recordings / "12a_pai_stream_pause_turn_web_search.interaction0.sse").read_text()

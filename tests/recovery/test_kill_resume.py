@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentcli.call_records import CallStatus
 from agentcli.store import queries
 from agentcli.store.db import connect
@@ -207,13 +209,14 @@ def _read(path: Path) -> str:
         return ""
 
 
-def test_killed_while_the_sdk_loads_keeps_the_session_and_the_prompt(
-    workspace: Path, tmp_path: Path
+@pytest.mark.parametrize(("transport", "first_import"), [("http", "httpx2"), ("sdk", "anthropic")])
+def test_killed_while_the_client_loads_keeps_the_session_and_the_prompt(
+    workspace: Path, tmp_path: Path, transport: str, first_import: str
 ) -> None:
-    """The SDK import takes seconds; a kill during it must not lose the task. An `anthropic`
-    package that blocks on import stands in for it: once its import has begun, the session and
-    the prompt must already be journaled."""
-    package = tmp_path / "slow-sdk" / "anthropic"
+    """The model client's imports take time (the SDK's, seconds); a kill during them must not
+    lose the task. A package that blocks on import stands in for the first one the transport
+    makes: once its import has begun, the session and the prompt must already be journaled."""
+    package = tmp_path / "slow-sdk" / first_import
     package.mkdir(parents=True)
     began, never = tmp_path / "import-began", tmp_path / "never-written"
     os.mkfifo(never)
@@ -227,7 +230,9 @@ def test_killed_while_the_sdk_loads_keeps_the_session_and_the_prompt(
                 **os.environ,
                 "ANTHROPIC_BASE_URL": server.base_url,
                 "ANTHROPIC_API_KEY": "test",
-                "PYTHONPATH": str(package.parent),
+                "AGENTCLI_TRANSPORT": transport,
+                # Before this checkout (conftest's PYTHONPATH), so the stand-in is found first.
+                "PYTHONPATH": os.pathsep.join((str(package.parent), os.environ["PYTHONPATH"])),
             },
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -24,6 +24,7 @@ from agentcli.messages import pairing_problems
 from agentcli.model import ModelRequest, ModelResponse
 from agentcli.permissions import PermissionMode, Prompter
 from agentcli.permissions.basic import ModePolicy
+from agentcli.settings import Transport
 from agentcli.store import MemoryJournal
 from agentcli.testing import FunctionModel, ScriptedModel, respond, text, tool_use
 from agentcli.tools.base import PermissionTarget, Risk, Tool, ToolContext, ToolInput, ToolOutput
@@ -234,12 +235,14 @@ async def test_deferred_model_takes_the_warmed_client_and_closes_it() -> None:
             self.closed = True
 
     client = Client()
-    backend._warm_clients["claude-test"] = client  # what warm_model leaves for the first task
+    backend._warm_clients[("claude-test", Transport.HTTP)] = (
+        client  # what warm_model leaves for the first task
+    )
     model = backend.repl_model("claude-test")
     request = ModelRequest(system="s", messages=(), tools=(), max_tokens=10)
     response = await model.complete(request, discard)
     assert response.message.text == "warm"
-    assert "claude-test" not in backend._warm_clients  # taken, not shared
+    assert ("claude-test", Transport.HTTP) not in backend._warm_clients  # taken, not shared
     await model.aclose()
     assert client.closed
 

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from rich.console import Console
@@ -28,15 +29,17 @@ from rich.text import Text
 
 from agentcli.errors import UsageError
 from agentcli.paths import data_home, resolve_workspace
+from agentcli.provider import Provider
 from agentcli.ui.repl import commands
 from agentcli.ui.repl.bang import with_context
 from agentcli.ui.repl.call_log import ShowLatestCall, show_call
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
+from agentcli.ui.repl.opening import open_first
 from agentcli.ui.repl.preload import Preloader
 from agentcli.ui.repl.settings import ReplSettings
 from agentcli.ui.repl.status import Status
 from agentcli.ui.repl.terminal import quiet_terminal, signal_handler
-from agentcli.ui.repl.welcome import has_api_key, welcome
+from agentcli.ui.repl.welcome import has_api_key
 from agentcli.ui.safe import visible
 
 if TYPE_CHECKING:
@@ -74,6 +77,8 @@ class Repl:
         # config file or option is a usage error now, before the first prompt.
         resolved = settings.resolve(self.workspace)
         self.status = Status(model=resolved.model, mode=resolved.permission_mode.value)
+        self.transport = resolved.api.transport
+        self.needs_anthropic_key = resolved.provider is Provider.ANTHROPIC  # else checked later
         self.exiting = False
         self.preloader = preloader or Preloader(then=self._warm_model)
         self.io: dict[str, Any] = {"input": input, "output": output}
@@ -128,7 +133,7 @@ class Repl:
             from agentcli.ui.repl.backend import repl_model
 
             self._retire(self._manager.model)
-            self._manager.model = repl_model(name)
+            self._manager.model = repl_model(name, self._manager.settings.api.transport)
             self._record_setting(model=name)
 
     def set_mode(self, mode: str) -> None:
@@ -212,6 +217,7 @@ class Repl:
         manager = build(self.settings, view, prompter)
         self._view = view
         self.status.model = manager.model.model
+        self.needs_anthropic_key = manager.settings.provider is Provider.ANTHROPIC  # resumed
         self.status.mode = backend.mode_of(manager, self.status.mode)
         return manager
 
@@ -221,19 +227,18 @@ class Repl:
         self.preloader.start()
 
     def _warm_model(self) -> None:
-        if self._build is None:  # only the real session builder uses the API client
+        if self._build is None and self.needs_anthropic_key:  # the real builder's client
             from agentcli.ui.repl.backend import warm_model
 
-            warm_model(self.status.model)
+            warm_model(self.status.model, self.transport)
 
     def _toolbar(self) -> str:
         columns = self.session.app.output.get_size().columns
         return self.status.line(max(20, columns - 2))
 
     async def run(self, first_task: str | None = None) -> int:
-        """Run until /exit, Ctrl-D or SIGTERM (first running `first_task`, as if typed).
-        Returns the process exit code."""
-        welcome(self.console, self.workspace)
+        """Run until /exit, Ctrl-D or SIGTERM (first opening the session asked for, then
+        running `first_task`, as if typed). Returns the process exit code."""
         pending = [first_task] if first_task and first_task.strip() else []
         loop = asyncio.get_running_loop()
         with (
@@ -241,6 +246,8 @@ class Repl:
             signal_handler(loop, signal.SIGTERM, self._on_sigterm),
         ):
             try:
+                if (code := await open_first(self)) is not None:
+                    return code
                 while not self.exiting:
                     line = pending.pop() if pending else await self._read_line()
                     if line is None:
@@ -290,7 +297,7 @@ class Repl:
         self.console.print()
 
     async def run_task(self, prompt: str) -> None:
-        if not has_api_key():
+        if self.needs_anthropic_key and not has_api_key():
             self.error(
                 "tasks need ANTHROPIC_API_KEY, which is not set: export ANTHROPIC_API_KEY=sk-ant-… "
                 "and start agentcli again (your message is in the history: press ↑)"
@@ -311,8 +318,12 @@ class Repl:
         if self._view is not None and self._view.escape.take_pressed():
             self._draft = prompt  # Esc: the message is back at the prompt, to edit or resend
         self.last_result = result
-        self._report(result)
-        self._policy_notices(manager)
+        from agentcli.ui.repl.verdict import policy_notices, report_task
+
+        view = self._view
+        proposed, executed = (view.proposed, view.executed) if view else (0, 0)
+        report_task(self.console, self.status, result, proposed=proposed, executed=executed)
+        policy_notices(self.console, manager.policy)
 
     async def run_cancellable(self, work: Coroutine[Any, Any, T]) -> tuple[T | None, bool]:
         """Run `work` as a task that Ctrl-C cancels, with the live view on screen.
@@ -341,25 +352,6 @@ class Repl:
         finally:
             self._task = None
             view.stop()
-
-    def _policy_notices(self, manager: ConversationManager) -> None:
-        """Things the permission policy wants the user to hear (e.g. a rule it could not save)."""
-        notices = getattr(manager.policy, "notices", None)
-        if isinstance(notices, list):
-            for notice in notices:
-                self.console.print(Text(f"  {visible(notice)}", style="yellow"))
-            notices.clear()
-
-    def _report(self, result: TaskResult | None) -> None:
-        if result is None:
-            self.status.task_ended("failed", self.status.task_usage, self.status.task_cost)
-            return
-        from agentcli.ui.repl.verdict import verdict_text
-
-        view = self._view
-        proposed, executed = (view.proposed, view.executed) if view else (0, 0)
-        self.console.print(verdict_text(result, proposed=proposed, executed=executed))
-        self.status.task_ended(result.state.value, result.usage, result.cost_usd)
 
     def _internal_error(self, exc: BaseException) -> None:
         """A bug, not a task outcome: one line for the user, the traceback in a log file."""
@@ -393,5 +385,5 @@ class Repl:
         self.exiting = True
         if self._task is not None and not self._task.done():
             self._task.cancel()
-        elif self.session.app.is_running:
-            self.session.app.exit(exception=EOFError())
+        elif (app := get_app_or_none()) is not None and app.is_running:
+            app.exit(exception=EOFError())  # the prompt, or a question such as /resume's

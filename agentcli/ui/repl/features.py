@@ -18,6 +18,7 @@ from agentcli.ui.repl.calls import diff_text, file_diff, read_image
 from agentcli.ui.safe import visible
 
 if TYPE_CHECKING:
+    from agentcli.conversation import ConversationManager
     from agentcli.ui.repl.host import ReplHost as Repl
 
 RULE_KINDS = ("allow", "ask", "deny")
@@ -258,8 +259,12 @@ async def resume(repl: Repl, arg: str) -> None:
     if target is None:
         return
     manager = await repl.switch_session(target)
-    if manager is None:
-        return
+    if manager is not None:
+        show_resumed(repl, manager)
+
+
+def show_resumed(repl: Repl, manager: ConversationManager) -> None:
+    """Which session the REPL goes on with, and where its conversation stopped."""
     messages = manager.messages
     repl.say(f"resumed session {manager.session_id} ({len(messages)} messages)")
     last_user = next((m for m in reversed(messages) if m.role == "user" and m.text.strip()), None)

@@ -28,6 +28,8 @@ class ReplHost(Protocol):
     exiting: bool
     last_result: TaskResult | None
     io: dict[str, Any]
+    needs_anthropic_key: bool
+    """Tasks go to Anthropic's API (an OpenAI-compatible server's key is checked later)."""
     shell_notes: list[str]
     """What `!command`s printed since the last message: told to the model with the next one."""
     """The terminal's input and output (prompt-toolkit's; None: the real terminal)."""

@@ -6,6 +6,7 @@ import asyncio
 import gc
 
 from agentcli.ui.repl.app import Repl
+from agentcli.ui.repl.opening import check_resumable
 from agentcli.ui.repl.settings import ReplSettings
 
 
@@ -23,8 +24,10 @@ def main(settings: ReplSettings | None = None, first_task: str | None = None) ->
     from agentcli.ui.safe import safe_console, visible
 
     console = safe_console()
+    settings = settings or ReplSettings()
     try:
-        repl = Repl(settings or ReplSettings(), console=console)
+        check_resumable(settings)
+        repl = Repl(settings, console=console)
     except UsageError as exc:
         sys.stderr.write(f"agentcli: error: {visible(exc.message)}\n")
         if exc.hint:

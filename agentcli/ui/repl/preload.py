@@ -1,4 +1,4 @@
-"""Background imports: the loop, the tools, rich markdown and the ~2 s Anthropic SDK load in a
+"""Background imports: the loop, the tools, rich markdown and the model client load in a
 worker thread while the user types, so the prompt appears at once and the first task does not
 wait for them (or waits only for what is still loading)."""
 
@@ -16,7 +16,7 @@ HEAVY_MODULES = (
     "agentcli.ui.repl.backend",
     "agentcli.ui.repl.stream",
     "agentcli.ui.prompter",
-    "agentcli.model.anthropic",
+    "agentcli.model.http",
 )
 
 

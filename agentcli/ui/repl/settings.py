@@ -1,5 +1,5 @@
 """What the REPL was started with (options before any command, `-C`, `/model`, `/mode`,
-`/effort`)."""
+`/effort`, and the session to open on: `--resume [ID]`, `--continue`)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,12 @@ class ReplSettings:
     accept: list[str] = field(default_factory=list)
     mcp_config: list[Path] = field(default_factory=list)
     """`--mcp-config FILE`: MCP servers, in `.mcp.json` format."""
+    resume: str | None = None
+    """The recorded session the REPL opens on (`--resume ID`; `resume_arg.PICK`: the user picks
+    one first). Only the first session: `/clear` starts a new one."""
+    continue_: bool = False
+    """`--continue`: open on the latest session in the workspace (also the first session only)."""
+    provider: str | None = None
 
     def flags(self) -> list[Flag]:
         return flags_of(
@@ -33,6 +39,7 @@ class ReplSettings:
             allow=self.allow,
             deny=self.deny,
             accept=self.accept,
+            provider=self.provider,
         )
 
     def resolve(self, workspace: Path) -> Settings:

@@ -1,12 +1,15 @@
-"""The line that ends every task in the REPL: what was proposed, what was executed, and what
-was verified, kept apart so a model's "done" is never mistaken for a passed check."""
+"""What the REPL says when a task ends: what was proposed, what was executed, and what was
+verified, kept apart so a model's "done" is never mistaken for a passed check; then whatever
+the permission policy wants the user to hear."""
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.text import Text
 
 from agentcli.tasks import TaskResult, TaskState
-from agentcli.ui.repl.status import format_cost, format_tokens
+from agentcli.ui.repl.status import Status, format_cost, format_tokens
+from agentcli.ui.safe import visible
 
 _HEADLINE = {
     TaskState.SUCCEEDED: ("✓", "green", "succeeded"),
@@ -48,3 +51,23 @@ def verdict_text(result: TaskResult, *, proposed: int, executed: int) -> Text:
         style="dim",
     )
     return text
+
+
+def report_task(
+    console: Console, status: Status, result: TaskResult | None, *, proposed: int, executed: int
+) -> None:
+    """The verdict of a task that ended (None: it ended in an internal error, already said)."""
+    if result is None:
+        status.task_ended("failed", status.task_usage, status.task_cost)
+        return
+    console.print(verdict_text(result, proposed=proposed, executed=executed))
+    status.task_ended(result.state.value, result.usage, result.cost_usd)
+
+
+def policy_notices(console: Console, policy: object) -> None:
+    """Things the permission policy wants the user to hear (e.g. a rule it could not save)."""
+    notices = getattr(policy, "notices", None)
+    if isinstance(notices, list):
+        for notice in notices:
+            console.print(Text(f"  {visible(notice)}", style="yellow"))
+        notices.clear()

@@ -18,14 +18,15 @@ def has_api_key() -> bool:
     return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
 
 
-def welcome(console: Console, workspace: Path) -> None:
-    """Greet, and say so at once when tasks cannot run for want of an API key."""
+def welcome(console: Console, workspace: Path, *, needs_key: bool = True) -> None:
+    """Greet, and say so at once when tasks cannot run for want of an Anthropic API key
+    (`needs_key`: the session is on Anthropic's API)."""
     head = Text()
     head.append(f"agentcli {__version__}", style="bold")
     head.append(f" · {workspace}\n", style="dim")
     head.append("Type a task. /help lists commands, Ctrl-D exits.", style="dim")
     console.print(head)
-    if not has_api_key():
+    if needs_key and not has_api_key():
         console.print(
             Text(
                 "ANTHROPIC_API_KEY is not set: slash commands work, but tasks need it.\n"

@@ -1,0 +1,60 @@
+"""The model client of a session on an OpenAI-compatible server (`provider = "openai"`).
+
+Checked before a session exists: the model must be named (agentcli's default model is
+Anthropic's), and the key must be there unless the server is on this machine (a ConfigError,
+exit 2, as a missing `ANTHROPIC_API_KEY` is). The HTTP client itself is made when the first
+request goes out, like the Anthropic one (`model.deferred`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agentcli.catalogue import Effort, ModelSpec
+from agentcli.errors import UsageError
+from agentcli.model import ModelClient
+from agentcli.model.deferred import DeferredModel
+from agentcli.provider import openai_endpoint
+from agentcli.settings import Settings
+
+
+def openai_factory(settings: Settings, *, resumed: bool) -> Callable[[str], ModelClient]:
+    """What makes the client for a model name; UsageError when no model was named (a resumed
+    session names its own)."""
+    if settings.origin("model") is None and not resumed:
+        raise UsageError(
+            "--provider openai needs a model: agentcli's default model is Anthropic's",
+            hint="name the server's model with -m (e.g. -m qwen2.5-coder), AGENTCLI_MODEL or "
+            "`model = …` in a config file",
+        )
+
+    def make(name: str) -> ModelClient:
+        endpoint = openai_endpoint(settings.base_url)
+
+        def build() -> ModelClient:
+            from agentcli.model.openai_chat import OpenAIChatModel
+
+            return OpenAIChatModel(name, endpoint)
+
+        return DeferredModel(name, build)
+
+    return make
+
+
+def openai_notices(spec: ModelSpec, effort: Effort | None) -> list[str]:
+    """What the user should hear about running `spec` on an OpenAI-compatible server: a model
+    the config does not describe (its cost is unknown), and an effort it cannot take."""
+    notices: list[str] = []
+    if not spec.known:
+        notices.append(
+            f"model {spec.id!r} is not described in your config: its cost is reported as "
+            f"unknown and a {spec.context_window:,}-token context window is assumed; give its "
+            f'`context_window`, `input` and `output` prices under [models."{spec.id}"] to '
+            "change that"
+        )
+    if effort is not None and spec.effort_for(effort) is None:
+        notices.append(
+            f"effort {effort} is ignored: list the levels {spec.id} takes as `efforts` under "
+            f'[models."{spec.id}"] to send it as reasoning_effort'
+        )
+    return notices

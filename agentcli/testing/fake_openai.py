@@ -1,0 +1,269 @@
+"""A fake OpenAI-compatible Chat Completions server on 127.0.0.1 that speaks the real protocol.
+
+It serves scripted responses to `POST /v1/chat/completions` in order (SSE streams of
+`data: {chunk}` events ending in `data: [DONE]`, JSON errors with any status and headers, streams
+cut mid-way), records every request, and checks each request's tool calls are answered by
+`role: "tool"` messages. Point agentcli at it with `OPENAI_BASE_URL=server.base_url`.
+
+    with FakeChatServer() as server:
+        server.push(chat_stream(tool_calls=[call("read_file", {"path": "a.py"})]))
+        server.push(chat_stream("done"))
+        ...
+        assert server.pairing_problems() == []
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from agentcli.testing.fake_responses import HangResponse, RawResponse, RecordedRequest
+
+_ids = itertools.count(1)
+DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+
+
+@dataclass(frozen=True, slots=True)
+class ChatSseResponse:
+    """A 200 SSE stream of chunk payloads (`data: …` each). `cut_after` closes the connection
+    after that many events, without the terminating chunk, as a network break would."""
+
+    payloads: Sequence[str]
+    cut_after: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    hold_open: bool = False
+    """After the payloads, keep the connection open (until the server closes) instead of
+    ending the response."""
+
+
+ChatResponse = ChatSseResponse | RawResponse | HangResponse
+
+
+def call(name: str, arguments: dict[str, Any] | str, id: str | None = None) -> dict[str, Any]:
+    """A tool call to script: `arguments` as an object, or as the exact text the model sends."""
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {"id": id or f"call_fake{next(_ids):04d}", "name": name, "arguments": text}
+
+
+def _pieces(value: str, size: int) -> list[str]:
+    return [value[start : start + size] for start in range(0, len(value), size)] or [""]
+
+
+def chat_chunks(
+    text: str = "",
+    tool_calls: Sequence[dict[str, Any]] = (),
+    *,
+    finish_reason: str | None = None,
+    usage: dict[str, Any] | None = None,
+    with_usage: bool = True,
+    model: str = "fake-model",
+    piece: int = 7,
+    cut_last_call: bool = False,
+    reasoning: str = "",
+    done: bool = True,
+) -> list[str]:
+    """The chunk payloads a server streams for `text` and `tool_calls`: text and each call's
+    arguments in pieces of `piece` characters, the calls one after another by `index`, then
+    the finish chunk, the usage chunk and `[DONE]`. `cut_last_call` sends only half of the
+    last call's arguments (as a cut at the output limit does; pair it with "length")."""
+    if finish_reason is None:
+        finish_reason = "tool_calls" if tool_calls else "stop"
+    stamp = {"id": f"chatcmpl-fake{next(_ids):04d}", "object": "chat.completion.chunk"}
+    base = {**stamp, "created": 1_700_000_000, "model": model}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return json.dumps({**base, "choices": [choice]})
+
+    payloads = [chunk({"role": "assistant", "content": ""})]
+    if reasoning:
+        payloads += [chunk({"reasoning_content": part}) for part in _pieces(reasoning, piece)]
+    payloads += [chunk({"content": part}) for part in _pieces(text, piece) if part]
+    for index, tool in enumerate(tool_calls):
+        arguments = tool["arguments"]
+        if cut_last_call and index == len(tool_calls) - 1:
+            arguments = arguments[: max(1, len(arguments) // 2)]
+        head = {"index": index, "id": tool["id"], "type": "function"}
+        payloads.append(
+            chunk({"tool_calls": [{**head, "function": {"name": tool["name"], "arguments": ""}}]})
+        )
+        for part in _pieces(arguments, piece):
+            payloads.append(
+                chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+            )
+    payloads.append(chunk({}, finish_reason))
+    if with_usage:
+        payloads.append(json.dumps({**base, "choices": [], "usage": usage or DEFAULT_USAGE}))
+    if done:
+        payloads.append("[DONE]")
+    return payloads
+
+
+def chat_stream(
+    text: str = "", tool_calls: Sequence[dict[str, Any]] = (), **kwargs: Any
+) -> ChatSseResponse:
+    """A scripted streamed response (see `chat_chunks`); `cut_after` breaks the connection."""
+    cut_after = kwargs.pop("cut_after", None)
+    headers = kwargs.pop("headers", {})
+    hold_open = kwargs.pop("hold_open", False)
+    return ChatSseResponse(
+        payloads=chat_chunks(text, tool_calls, **kwargs),
+        cut_after=cut_after,
+        headers=headers,
+        hold_open=hold_open,
+    )
+
+
+def chat_error(
+    status: int,
+    message: str,
+    etype: str = "invalid_request_error",
+    code: str | None = None,
+    **headers: str,
+) -> RawResponse:
+    """An error as OpenAI's API sends it: `{"error": {"message", "type", "code"}}`."""
+    body = {"error": {"message": message, "type": etype, "param": None, "code": code}}
+    return RawResponse(status=status, body=json.dumps(body).encode(), headers=dict(headers))
+
+
+def chat_pairing_problems(messages: Sequence[Any]) -> list[str]:
+    """Every assistant `tool_calls` entry answered, in order, by the `role: "tool"` messages
+    right after it, and no tool message answering anything else."""
+    problems: list[str] = []
+    expected: list[str] = []
+    for index, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role == "tool":
+            answered = message.get("tool_call_id")
+            if not expected or expected[0] != answered:
+                problems.append(f"message {index}: tool result {answered!r} answers no open call")
+            else:
+                expected.pop(0)
+            continue
+        if expected:
+            problems.append(f"message {index}: calls {expected} were never answered")
+        calls = message.get("tool_calls") if role == "assistant" else None
+        expected = [c["id"] for c in calls] if isinstance(calls, list) else []
+    return problems
+
+
+class FakeChatServer:
+    """Serves scripted responses to POST /v1/chat/completions in order; records every request."""
+
+    def __init__(self) -> None:
+        self._script: list[ChatResponse] = []
+        self._lock = threading.Lock()
+        self.requests: list[RecordedRequest] = []
+        self.unscripted_requests = 0
+        self.closing = threading.Event()
+        """Set when the server shuts down: what a response held open waits for."""
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def push(self, *responses: ChatResponse) -> None:
+        with self._lock:
+            self._script.extend(responses)
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self._script)
+
+    def _next(self, request: RecordedRequest) -> ChatResponse:
+        with self._lock:
+            self.requests.append(request)
+            if request.path != "/v1/chat/completions":
+                return chat_error(404, f"no route {request.path}", "not_found_error")
+            if self._script:
+                return self._script.pop(0)
+            self.unscripted_requests += 1
+        return chat_error(400, "fake server: no scripted response left for this request")
+
+    def pairing_problems(self) -> list[str]:
+        return [
+            f"request {n}: {problem}"
+            for n, request in enumerate(self.requests)
+            for problem in chat_pairing_problems(request.body.get("messages", []))
+        ]
+
+    def __enter__(self) -> FakeChatServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.closing.set()
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: FakeChatServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length", "0"))
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except json.JSONDecodeError:
+            body = {"_unparsed": raw.decode("utf-8", "replace")}
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        response = self.owner._next(RecordedRequest("POST", self.path, headers, body))
+        if isinstance(response, HangResponse):
+            time.sleep(response.seconds)
+            self.close_connection = True
+        elif isinstance(response, RawResponse):
+            self.send_response(response.status)
+            self.send_header("content-type", response.content_type)
+            self.send_header("content-length", str(len(response.body)))
+            for key, value in response.headers.items():
+                self.send_header(key.replace("_", "-"), value)
+            self.end_headers()
+            self.wfile.write(response.body)
+        else:
+            self._send_sse(response)
+
+    def _send_sse(self, response: ChatSseResponse) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("x-request-id", f"req_fake{next(_ids):04d}")
+        for key, value in response.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        for count, payload in enumerate(response.payloads):
+            if response.cut_after is not None and count >= response.cut_after:
+                self.close_connection = True
+                self.wfile.flush()
+                return  # no terminating chunk: the client sees a broken stream
+            frame = f"data: {payload}\n\n".encode()
+            self.wfile.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
+            self.wfile.flush()
+        if response.hold_open:
+            self.owner.closing.wait()
+            self.close_connection = True
+            return
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
+def _make_handler(owner: FakeChatServer) -> type[BaseHTTPRequestHandler]:
+    return type("Handler", (_Handler,), {"owner": owner})
