@@ -14,6 +14,7 @@ import asyncio
 import json
 import logging
 import math
+import os
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from agentcli.mcp.entry import ServerEntry
+from agentcli.sandbox.environment import without_own_credentials
 
 # What goes wrong is reported by agentcli, naming the server; the SDK's own log lines would
 # only reach the terminal as unformatted noise.
@@ -154,9 +156,10 @@ class _Refusals:
 def _transport(entry: ServerEntry, cwd: Path, errlog: IO[str] | None, refused: _Refusals) -> Any:
     if entry.transport == "stdio":
         assert entry.command is not None and errlog is not None
-        params = StdioServerParameters(
-            command=entry.command, args=entry.args, env=entry.env or None, cwd=cwd
-        )
+        # The user's own program, started as their shell would: their environment, without
+        # agentcli's own API keys, plus the server's `env`.
+        env = {**without_own_credentials(os.environ), **entry.env}
+        params = StdioServerParameters(command=entry.command, args=entry.args, env=env, cwd=cwd)
         return stdio_client(params, errlog=errlog)  # type: ignore[arg-type]
     assert entry.url is not None
     if entry.transport == "sse":

@@ -34,14 +34,14 @@ class ServerEntry(BaseModel):
     args: list[str] = []
     """Its arguments."""
     env: dict[str, str] = {}
-    """Environment variables it gets on top of a minimal environment (HOME, PATH, USER, ...)."""
+    """Environment variables it gets on top of yours (agentcli's own API keys left out)."""
     url: str | None = None
     """The server's endpoint (http, sse)."""
     headers: dict[str, str] = {}
     """HTTP headers sent with every request (e.g. `Authorization`)."""
     trust_read_only: bool = False
     """Let the tools this server marks read-only (`readOnlyHint`) run without asking, as reads."""
-    startup_timeout_s: Seconds = 10.0
+    startup_timeout_s: Seconds = 30.0
     """Seconds the server has to start and list its tools; after that the session goes on
     without it."""
     tool_timeout_s: Seconds = 600.0

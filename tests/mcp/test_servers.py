@@ -72,6 +72,8 @@ def test_a_stdio_servers_tools_reach_the_model(
     workspace: Path, events: list[Event], hub: McpHub, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DEMO_GREETING", "hi there")
+    monkeypatch.setenv("DEMO_INHERITED", "from the user's environment")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-agentclis-own")
     order = {"customer": "ann", "items": [{"label": "bolt", "tags": ["m4", "steel"]}]}
     steps = [
         respond(
@@ -80,6 +82,8 @@ def test_a_stdio_servers_tools_reach_the_model(
             tool_use("mcp__demo__explode", {}, id="explode"),
             tool_use("mcp__demo__picture", {}, id="picture"),
             tool_use("mcp__demo__environment", {"name": "GREETING"}, id="env"),
+            tool_use("mcp__demo__environment", {"name": "DEMO_INHERITED"}, id="inherited"),
+            tool_use("mcp__demo__environment", {"name": "ANTHROPIC_API_KEY"}, id="key"),
             tool_use("mcp__demo__pid", {}, id="pid"),
             tool_use("mcp__demo__spawn", {}, id="spawn"),
         ),
@@ -101,6 +105,8 @@ def test_a_stdio_servers_tools_reach_the_model(
     assert got["explode"][1] is True and "explode" in got["explode"][0]
     assert "image/png" in got["picture"][0] and "not shown" in got["picture"][0]
     assert got["env"] == ("hi there", False)
+    assert got["inherited"] == ("from the user's environment", False)
+    assert got["key"] == ("<unset>", False)  # agentcli's own key is not the server's
     statuses = {call["id"]: call["status"] for call in result.tool_calls}
     assert set(statuses.values()) == {"succeeded"}
 
