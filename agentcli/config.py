@@ -36,10 +36,12 @@ from pydantic.fields import FieldInfo
 
 from agentcli import trust
 from agentcli.errors import ConfigError, UsageError
+from agentcli.mcp.entry import ServerEntry
 from agentcli.paths import data_home, project_config_paths, resolve_workspace, user_config_path
 from agentcli.settings import (
     ALIASES,
     Accumulates,
+    ByName,
     Env,
     ModelEntry,
     Origin,
@@ -227,6 +229,8 @@ def _unknown_key(key: str) -> str:
     table = key.rpartition(".")[0]
     if table.startswith("models."):  # a field of one `[models."ID"]` entry
         known = [f"{table}.{field}" for field in ModelEntry.model_fields]
+    elif table.startswith("mcp_servers."):  # a key of one `[mcp_servers.NAME]` server
+        known = [f"{table}.{field}" for field in ServerEntry.model_fields]
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     return f"unknown key `{key}`" + (f" (did you mean `{close[0]}`?)" if close else "")
 
@@ -295,6 +299,10 @@ def _merge(
         if _mark(key, Accumulates) is not None:
             merged[key] = [*merged.get(key, []), *value]
             provenance.contributions.setdefault(key, []).append((origin, list(value)))
+        elif _mark(key, ByName) is not None:
+            merged[key] = {**merged.get(key, {}), **value}
+            for name in value:
+                provenance.origins[f"{key}.{name}"] = origin
         elif isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = _merged_tables(merged[key], value)
         else:

@@ -134,6 +134,19 @@ class Notice(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class McpServerFailed(Event):
+    """An MCP server did not start, or stopped while the session used it: the run goes on
+    without its tools (text progress leaves it to the line said on stderr)."""
+
+    type: ClassVar[str] = "mcp_server_failed"
+    server: str
+    source: str
+    """Where it was configured (a file's path, or `--mcp-config FILE`)."""
+    error: str
+    stderr_tail: str
+
+
+@dataclass(frozen=True, slots=True)
 class AcceptanceStarted(Event):
     type: ClassVar[str] = "acceptance_started"
     command: str

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from agentcli.catalogue import CATALOGUE, DEFAULT_MODEL, Catalogue, Effort, ThinkingMode
 from agentcli.errors import ConfigError
+from agentcli.mcp.entry import ServerEntry, check_server_name
 from agentcli.provider import Provider
 from agentcli.vocabulary import PermissionMode
 
@@ -57,7 +58,14 @@ class Env:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class ByName:
+    """A table of named entries: a higher level replaces an entry of the same name whole (a
+    server configured twice is the higher level's server, never a mix of both)."""
+
+
 ACCUMULATES = Accumulates()
+BY_NAME = ByName()
 HARMLESS = Untrusted(lambda _value, _in_force: True, "bounds the work; never lets anything run")
 NARROWS = Untrusted(lambda _value, _in_force: True, "only narrows what runs unasked")
 
@@ -296,6 +304,8 @@ class Settings(BaseModel):
     api: ApiSection = ApiSection()
     models: dict[str, ModelEntry] = {}
     """`[models."ID"]` tables: models added to the catalogue, or changes to the ones it has."""
+    mcp_servers: Annotated[dict[str, ServerEntry], BY_NAME] = {}
+    """`[mcp_servers.NAME]` tables: MCP servers whose tools the model gets (`agentcli.mcp`)."""
     # No `Untrusted` mark on these two: a repository's own config must not send your key, or
     # your code, to a server of its choosing.
     provider: Annotated[Provider, Field(strict=False), Env("AGENTCLI_PROVIDER")] = (
@@ -313,6 +323,15 @@ class Settings(BaseModel):
     @classmethod
     def _known_prices(cls, models: dict[str, ModelEntry]) -> dict[str, ModelEntry]:
         return _check_prices(models)
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _server_names(cls, servers: dict[str, ServerEntry]) -> dict[str, ServerEntry]:
+        for name in servers:
+            problem = check_server_name(name)
+            if problem:
+                raise ValueError(f"server {name!r}: {problem}")
+        return servers
 
     def catalogue(self) -> Catalogue:
         """The provider's catalogue with this configuration's `[models]` applied. An

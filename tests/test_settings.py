@@ -232,6 +232,8 @@ UNTRUSTED_TABLE: list[tuple[str, Any, bool]] = [
     ("effort", "max", True),
     # Prices and request rules: a repository could make a budget meaningless.
     ("models", {"claude-x": {"input": 0.0, "output": 0.0}}, False),
+    # An MCP server is a program agentcli starts: a cloned repository must not name one.
+    ("mcp_servers", {"evil": {"command": "curl"}}, False),
     # A repository must not send your key, or your code, to a server of its choosing.
     ("provider", "openai", False),
     ("base_url", "https://models.example/v1", False),

@@ -6,7 +6,8 @@ also matches the directory `src` itself, so a rule on everything in a directory 
 searching or listing it too. A relative glob never matches an absolute path. Shell patterns
 match a simple command's words joined by single spaces; `*` matches anything, and a trailing
 ` *` also matches the bare command (`shell(pytest *)` matches `pytest`). A bare tool name
-(`mytool`, `mytool(*)`) matches every call of that tool.
+(`mytool`, `mytool(*)`) matches every call of that tool; `mcp__SERVER__*` (or `mcp__SERVER`, as
+Claude Code writes it) matches every tool of an MCP server.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from agentcli.errors import UsageError
 from agentcli.globs import glob_to_regex
 from agentcli.vocabulary import Decision
 
-_RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*(?:__\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+MCP_PREFIX = "mcp__"
+_SERVER = re.compile(r"(?:(?!__)[A-Za-z0-9_-])+")  # an MCP server's name (agentcli.mcp.entry)
 _ALIASES = {"bash": "shell", "edit": "write"}
 PATH_CLASSES = frozenset({"read", "write"})
 BUILTIN_CLASSES = frozenset({"read", "write", "shell"})
@@ -45,7 +48,7 @@ class Rule:
         return self.pattern in ("*", "**")
 
     def matches(self, rule_class: str, subject: str) -> bool:
-        if rule_class != self.rule_class:
+        if not class_matches(self.rule_class, rule_class):
             return False
         if self.matches_everything:
             return True
@@ -54,6 +57,19 @@ class Rule:
         if rule_class == "shell":
             return command_pattern_matches(self.pattern, subject)
         return fnmatch.fnmatchcase(subject, self.pattern)
+
+
+def class_matches(rule_class: str, tool_class: str) -> bool:
+    """Does a rule's class cover a call's: the same, or an MCP server's wildcard covering one
+    of its tools (`mcp__github__*` and `mcp__github` cover `mcp__github__create_issue`)."""
+    if rule_class == tool_class:
+        return True
+    if not rule_class.startswith(MCP_PREFIX):
+        return False
+    server = rule_class.removesuffix("*").removesuffix("__")
+    if "__" in server.removeprefix(MCP_PREFIX):
+        return False  # names one tool, and it is not this one
+    return tool_class.startswith(f"{server}__")
 
 
 def parse_rule(text: str, source: str) -> Rule:
@@ -66,6 +82,13 @@ def parse_rule(text: str, source: str) -> Rule:
             "'read(docs/*.md)', or a bare tool name",
         )
     name = match.group(1)
+    server = name.removeprefix(MCP_PREFIX).removesuffix("__*")
+    whole_server = name.startswith(MCP_PREFIX) and name.endswith("__*")
+    if name.endswith("*") and not (whole_server and _SERVER.fullmatch(server)):
+        raise UsageError(
+            f"invalid permission rule {text!r} (from {source})",
+            hint="a `*` in a tool name is only for every tool of one MCP server: mcp__NAME__*",
+        )
     lower = name.lower()
     rule_class = lower if lower in BUILTIN_CLASSES else _ALIASES.get(lower, name)
     pattern = " ".join(match.group(2).split()) if match.group(2) is not None else "*"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +25,8 @@ from agentcli.errors import ConfigError, UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.instructions import instruction_files, system_prompt
 from agentcli.loop import LoopSettings
+from agentcli.mcp.config import configured_servers
+from agentcli.mcp.session import problem_reporter, start_servers
 from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
 from agentcli.model.retry import RetryPolicy
@@ -138,11 +140,13 @@ def build_manager(
     model_factory: Callable[[str], ModelClient] | None = None,
     prompter: Prompter | None = None,
     say: Callable[[str], None] = lambda _notice: None,
+    mcp_config: Sequence[Path] = (),
 ) -> ConversationManager:
     """The session for `run` and the REPL: permissions and sandbox, budget, acceptance
     checks, the model client (the provider's, `provider_factory`, unless a factory is given),
-    and the journal (new, or resumed and recovered). `say` gets what the user should hear once
-    at the start (e.g. that no sandbox is available)."""
+    the journal (new, or resumed and recovered) and the tools of the MCP servers configured
+    (`mcp_config`: `--mcp-config` files). `say` gets what the user should hear once at the
+    start (e.g. that no sandbox is available)."""
     workspace = target.workspace
     settings = session_provider(target, settings)
     model_factory = model_factory or provider_factory(target, settings)
@@ -159,6 +163,7 @@ def build_manager(
         retries=settings.acceptance.retries,
         timeout_s=settings.acceptance.timeout_s,
     )
+    mcp_servers = configured_servers(settings, workspace, mcp_config)  # a broken file: refused
     # Once, before the model can write anything: is the workspace a git repository? Snapshots,
     # checkpoints and recovery all use this answer for the whole session (owngit.decision).
     git = decide(workspace)
@@ -184,11 +189,13 @@ def build_manager(
     )
     for notice in notices:
         events(Notice(level="warning", message=notice))
+    # Only for a session that will run: a refused one (busy, no API key) starts no program.
+    mcp = start_servers(mcp_servers, workspace, report=problem_reporter(events, say), say=say)
     return ConversationManager(
         session_id=session.session_id,
         messages=session.messages,
         model=model,
-        tools=builtin_tools(),
+        tools=[*builtin_tools(), *mcp.tools()],
         tool_context=ToolContext(
             workspace=workspace,
             data_dir=data_home() / "sessions" / session.session_id,

@@ -55,6 +55,16 @@ def kill_live_groups() -> None:
         _signal_group(pgid, signal.SIGKILL)
 
 
+def track_group(pgid: int) -> None:
+    """Count a process group started elsewhere (an MCP server's) among those `kill_live_groups`
+    kills."""
+    _LIVE_GROUPS.add(pgid)
+
+
+def forget_group(pgid: int) -> None:
+    _LIVE_GROUPS.discard(pgid)
+
+
 def group_alive(pgid: int) -> bool:
     """Whether any live (non-zombie) process is in the process group."""
     proc = Path("/proc")

@@ -44,6 +44,10 @@ class _Commands(TyperGroup):
 PROMPT = "prompt"
 """The hidden command a task given without a command goes to."""
 
+McpConfigOption = Annotated[
+    list[Path], typer.Option("--mcp-config", metavar="FILE", help="MCP servers file. Repeatable.")
+]
+
 app = typer.Typer(
     name="agentcli",
     cls=_Commands,
@@ -98,6 +102,7 @@ def root(
         str | None,
         typer.Option("--effort", metavar="LEVEL", help="REPL: low, medium, high, xhigh or max."),
     ] = None,
+    mcp_config: McpConfigOption = [],  # noqa: B006
     resume: Annotated[
         str | None,
         typer.Option(
@@ -120,7 +125,7 @@ def root(
     command are the REPL's."""
     given = any(
         (model, cwd, permission_mode, allow, deny, accept, effort, resume, continue_, provider)
-    )
+    ) or bool(mcp_config)
     if ctx.invoked_subcommand == PROMPT:
         return  # the prompt command reads these options from this context
     if ctx.invoked_subcommand is not None:
@@ -154,6 +159,7 @@ def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
         "deny": list(options.get("deny") or []),
         "accept": list(options.get("accept") or []),
         "effort": options.get("effort"),
+        "mcp_config": list(options.get("mcp_config") or []),
         "resume": options.get("resume"),
         "continue_": bool(options.get("continue_")),
         "provider": options.get("provider"),
@@ -252,43 +258,19 @@ def run(
     quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress on stderr.")] = False,
     trust_project: Annotated[
         bool,
-        typer.Option(
-            "--trust-project", help="Apply this workspace's .agentcli config for this run only."
-        ),
+        typer.Option("--trust-project", help="Apply this workspace's config and .mcp.json here."),
     ] = False,
+    mcp_config: McpConfigOption = [],  # noqa: B006
     provider: Annotated[
         str | None,
         typer.Option("--provider", metavar="NAME", help="anthropic (default) or openai."),
     ] = None,
 ) -> None:
     """Run one task, then exit."""
+    options = dict(locals())  # every parameter is the RunOptions field of the same name
     from agentcli.ui.run import RunOptions, run_command
 
-    raise typer.Exit(
-        run_command(
-            RunOptions(
-                task=task,
-                model=model,
-                effort=effort,
-                cwd=cwd,
-                permission_mode=permission_mode,
-                allow=allow,
-                deny=deny,
-                max_turns=max_turns,
-                max_cost=max_cost,
-                max_tokens=max_tokens,
-                timeout=timeout,
-                accept=accept,
-                accept_retries=accept_retries,
-                resume=resume,
-                continue_=continue_,
-                output_format=output_format,
-                quiet=quiet,
-                trust_project=trust_project,
-                provider=provider,
-            )
-        )
-    )
+    raise typer.Exit(run_command(RunOptions(**options)))
 
 
 sessions_app = typer.Typer(
@@ -367,6 +349,22 @@ def trust(
     from agentcli.ui.trust_command import trust_command
 
     raise typer.Exit(trust_command(path, list_=list_, revoke=revoke))
+
+
+mcp_app = typer.Typer(help="MCP servers.", no_args_is_help=True, add_completion=False)
+app.add_typer(mcp_app, name="mcp")
+
+
+@mcp_app.command("list")
+def mcp_list(
+    cwd: _CwdOption = None,
+    mcp_config: McpConfigOption = [],  # noqa: B006
+    connect: Annotated[bool, typer.Option(help="Start them to show status and tools.")] = True,
+) -> None:
+    """List the MCP servers: where each comes from, status and tools."""
+    from agentcli.ui.mcp_command import mcp_list as list_servers
+
+    raise typer.Exit(list_servers(cwd, mcp_config, connect=connect))
 
 
 def run_app(args: list[str]) -> int:

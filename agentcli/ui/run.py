@@ -65,6 +65,8 @@ class RunOptions:
     quiet: bool = False
     trust_project: bool = False
     """Apply the workspace's in-repo config for this run even if it is not trusted."""
+    mcp_config: list[Path] = field(default_factory=list)
+    """`--mcp-config FILE`: MCP servers, in `.mcp.json` format."""
     provider: str | None = None
 
 
@@ -152,6 +154,7 @@ def build_manager(
         model_factory=model_factory,
         prompter=prompter,
         say=say,
+        mcp_config=options.mcp_config,
     )
 
 

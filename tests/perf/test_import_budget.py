@@ -19,8 +19,12 @@ import pytest
 
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text
 
-NEVER_WITHOUT_A_MODEL = ("anthropic", "httpx2", "tree_sitter", "tree_sitter_bash", "prompt_toolkit")
-"""No command that needs no model loads these: the SDK, the shell parser, the REPL's UI."""
+NEVER_WITHOUT_A_MODEL = (
+    *("anthropic", "httpx2", "tree_sitter", "tree_sitter_bash", "prompt_toolkit"),
+    *("mcp", "mcp_types"),
+)
+"""No command that needs no model loads these: the SDK, the shell parser, the REPL's UI, the
+MCP SDK (no MCP server is configured in these tests)."""
 
 PROBE = """
 import contextlib, io, json, sys

@@ -78,6 +78,7 @@ def build_repl_manager(
         model_factory=model_factory,
         prompter=prompter,
         say=say,
+        mcp_config=settings.mcp_config,
     )
 
 

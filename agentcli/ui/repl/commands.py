@@ -173,6 +173,29 @@ async def _tools(repl: Repl, arg: str) -> None:
     repl.console.print(text, end="")
 
 
+async def _mcp(repl: Repl, arg: str) -> None:
+    """The MCP servers of this session: where each came from, its status and tools."""
+    manager = await repl.manager_or_none()  # starts the servers, if any
+    if manager is None:
+        return
+    from agentcli.mcp.config import configured_servers
+    from agentcli.mcp.listing import server_lines
+
+    try:
+        workspace = manager.tool_context.workspace
+        configured = configured_servers(manager.settings, workspace, repl.settings.mcp_config)
+    except UsageError as exc:
+        repl.error(f"error: {exc.message}")
+        return
+    running = None
+    if configured.servers:  # the hub (and the SDK) are loaded only when there are servers
+        from agentcli.mcp.hub import process_hub
+
+        running = process_hub().servers
+    for line in server_lines(configured, running):
+        repl.say(line)
+
+
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
@@ -203,6 +226,7 @@ COMMANDS: dict[str, Command] = {
             "/resume", "/resume [ID]", "Resume a session (without ID: pick one).", features.resume
         ),
         Command("/tools", "/tools", "List the tools the model can use.", _tools),
+        Command("/mcp", "/mcp", "List the MCP servers: source, status, tools.", _mcp),
         Command(
             "/calls", "/calls", "List this session's tool calls, numbered.", call_log.list_calls
         ),

@@ -22,6 +22,8 @@ class ReplSettings:
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
     accept: list[str] = field(default_factory=list)
+    mcp_config: list[Path] = field(default_factory=list)
+    """`--mcp-config FILE`: MCP servers, in `.mcp.json` format."""
     resume: str | None = None
     """The recorded session the REPL opens on (`--resume ID`; `resume_arg.PICK`: the user picks
     one first). Only the first session: `/clear` starts a new one."""

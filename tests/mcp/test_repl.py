@@ -1,0 +1,50 @@
+"""`/mcp` in the REPL: the session's servers, where each came from, status and tools."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import io
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from agentcli.testing import ScriptedModel
+from agentcli.ui.repl.app import Repl
+from agentcli.ui.repl.backend import build_repl_manager
+from agentcli.ui.repl.settings import ReplSettings
+from tests.mcp.conftest import BROKEN, DEMO, stdio, write_servers
+
+
+async def test_mcp_lists_the_sessions_servers(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    config = write_servers(
+        workspace.parent / "servers.json",
+        {"demo": stdio(DEMO, trust_read_only=True), "crashes": stdio(BROKEN, "crash")},
+    )
+    write_servers(workspace / ".mcp.json", {"planted": stdio(BROKEN, "crash")})
+    out = io.StringIO()
+    model = ScriptedModel([])
+    with create_pipe_input() as pipe:
+        repl = Repl(
+            ReplSettings(cwd=workspace, mcp_config=[config]),
+            console=Console(file=out, width=100, markup=False, highlight=False),
+            input=pipe,
+            output=DummyOutput(),
+            build=functools.partial(build_repl_manager, model_factory=lambda _name: model),
+        )
+        pipe.send_text("/mcp\r/exit\r")
+        assert await asyncio.wait_for(repl.run(), 60) == 0
+    shown = out.getvalue()
+    assert f"demo  (--mcp-config {config})" in shown
+    assert "status: ready, 11 tools" in shown
+    assert "mcp__demo__lookup  (read-only: runs without asking)" in shown
+    assert "mcp__demo__echo\n" in shown
+    assert "crashes  (" in shown and "status: failed: it closed the connection" in shown
+    assert "cannot read its settings" in shown  # its stderr tail
+    assert "planted  (" in shown and "ignored: the workspace is not trusted" in shown
