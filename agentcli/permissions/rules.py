@@ -6,7 +6,9 @@ also matches the directory `src` itself, so a rule on everything in a directory 
 searching or listing it too. A relative glob never matches an absolute path. Shell patterns
 match a simple command's words joined by single spaces; `*` matches anything, and a trailing
 ` *` also matches the bare command (`shell(pytest *)` matches `pytest`). A bare tool name
-(`mytool`, `mytool(*)`) matches every call of that tool; `mcp__SERVER__*` (or `mcp__SERVER`, as
+(`mytool`, `mytool(*)`) matches every call of that tool; the built-in file tools' names stand
+for their class (`write_file`, `edit_file`: `write`; `read_file`: `read`), and `grep`/`glob`
+are refused as rules (searches are governed by `read` rules); `mcp__SERVER__*` (or `mcp__SERVER`, as
 Claude Code writes it) matches every tool of an MCP server.
 """
 
@@ -25,7 +27,17 @@ from agentcli.vocabulary import Decision
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*(?:__\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 MCP_PREFIX = "mcp__"
 _SERVER = re.compile(r"(?:(?!__)[A-Za-z0-9_-])+")  # an MCP server's name (agentcli.mcp.entry)
-_ALIASES = {"bash": "shell", "edit": "write"}
+_ALIASES = {
+    "bash": "shell",
+    "edit": "write",
+    # The built-in tools' own names, as users guess them: a rule on a tool's class covers the
+    # tool (as Claude Code's `Edit`/`Read` rules cover all its file tools).
+    "write_file": "write",
+    "edit_file": "write",
+    "read_file": "read",
+}
+_SEARCH_TOOLS = frozenset({"grep", "glob"})
+"""Searches are reads: governed by `read(...)` rules, never by a rule of their own."""
 PATH_CLASSES = frozenset({"read", "write"})
 BUILTIN_CLASSES = frozenset({"read", "write", "shell"})
 
@@ -90,6 +102,11 @@ def parse_rule(text: str, source: str) -> Rule:
             hint="a `*` in a tool name is only for every tool of one MCP server: mcp__NAME__*",
         )
     lower = name.lower()
+    if lower in _SEARCH_TOOLS:
+        raise UsageError(
+            f"invalid permission rule {text!r} (from {source}): {lower} is governed by read rules",
+            hint="grep and glob search what read(GLOB) rules allow, e.g. 'read(src/**)'",
+        )
     rule_class = lower if lower in BUILTIN_CLASSES else _ALIASES.get(lower, name)
     pattern = " ".join(match.group(2).split()) if match.group(2) is not None else "*"
     if rule_class in PATH_CLASSES:

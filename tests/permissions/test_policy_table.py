@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.errors import UsageError
 from agentcli.permissions import Decision, PermissionMode
 from agentcli.permissions.setup import build_policy
 from agentcli.tools.base import PermissionTarget, Risk
@@ -213,3 +214,61 @@ def test_network_commands_do_not_ask_when_sandboxed_commands_have_the_network(
     assert policy.decide(Risk.EXECUTE, install).decision is Decision.ALLOW
     commit = PermissionTarget("shell", "git commit -m x", "run")
     assert policy.decide(Risk.EXECUTE, commit).decision is Decision.ASK
+
+
+# The built-in tools' own names, as users guess them, stand for their class: the rule decides
+# exactly what the class rule decides, in every mode, as allow, ask and deny.
+TOOL_NAMES = [
+    ("write_file", "write", Risk.WRITE, "src/app.py"),
+    ("edit_file", "write", Risk.WRITE, "src/app.py"),
+    ("Edit", "write", Risk.WRITE, "src/app.py"),
+    ("Write", "write", Risk.WRITE, "src/app.py"),
+    ("read_file", "read", Risk.READ, "src/app.py"),
+    ("Read", "read", Risk.READ, "src/app.py"),
+    ("Bash(pytest *)", "shell(pytest *)", Risk.EXECUTE, "pytest -q"),
+]
+
+
+@pytest.mark.parametrize(("name", "same_as", "risk", "subject"), TOOL_NAMES)
+def test_a_built_in_tool_name_is_a_rule_on_its_class(
+    name: str, same_as: str, risk: Risk, subject: str, tmp_path: Path
+) -> None:
+    target = PermissionTarget(same_as.split("(")[0], subject, subject)
+
+    def decisions(rule: str) -> list[Decision]:
+        return [
+            build_policy(
+                mode=mode,
+                file_rules={},
+                **{f"flag_{kind}": [rule] if kind == given else [] for kind in KINDS},  # type: ignore[arg-type]
+                workspace=tmp_path,
+                sandbox_available=True,
+                persist=False,
+            )
+            .decide(risk, target)
+            .decision
+            for mode in MODES
+            for given in KINDS
+        ]
+
+    assert decisions(name) == decisions(same_as)
+    assert Decision.ALLOW in decisions(name) and Decision.DENY in decisions(name)
+
+
+KINDS = ("allow", "ask", "deny")
+
+
+@pytest.mark.parametrize("name", ["grep", "glob", "Grep", "grep(src/**)"])
+def test_search_tools_are_not_rules_of_their_own(name: str, tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as raised:
+        build_policy(
+            mode=PermissionMode.DEFAULT,
+            file_rules={},
+            flag_allow=[name],
+            flag_ask=(),
+            flag_deny=(),
+            workspace=tmp_path,
+            sandbox_available=True,
+            persist=False,
+        )
+    assert "read(" in (raised.value.hint or "")
