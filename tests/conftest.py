@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.sandbox import environment
 from agentcli.testing import guard_network
 
 CHECKOUT = Path(__file__).resolve().parents[1]
@@ -31,8 +32,12 @@ def _isolated(
     # `python -m agentcli` in a subprocess imports this checkout, not whichever one the
     # virtualenv's editable install points at (a git worktree shares the virtualenv).
     monkeypatch.setenv("PYTHONPATH", str(CHECKOUT))
+    # A provider's claim on a credential lasts for the process: each test starts without one.
+    claimed = set(environment._claimed)
     with guard_network():
         yield
+    environment._claimed.clear()
+    environment._claimed.update(claimed)
 
 
 @pytest.fixture

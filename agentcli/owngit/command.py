@@ -24,7 +24,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from agentcli.sandbox.environment import OWN_CREDENTIALS
+from agentcli.sandbox.environment import own_credentials
 
 NO_REPOSITORY = "/nonexistent/agentcli-no-git-dir"
 """GIT_DIR for git commands that need no repository (`git config --file`): nothing is found
@@ -97,11 +97,12 @@ def environment(git_dir: str, extra: Mapping[str, str] | None = None) -> dict[st
     """The user's environment without git's variables, agentcli's credentials or pager/editor
     choices, with the fixed variables above, GIT_DIR and `extra` (GIT_WORK_TREE, GIT_INDEX_FILE,
     author identity: only ever set by agentcli)."""
+    own = own_credentials()
     env = {
         name: value
         for name, value in os.environ.items()
         if not name.startswith("GIT_")
-        and name not in OWN_CREDENTIALS
+        and name.upper() not in own
         and name not in DROPPED_VARIABLES
     }
     env.update(FIXED_ENVIRONMENT)

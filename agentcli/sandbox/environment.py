@@ -16,6 +16,19 @@ from collections.abc import Iterable, Mapping
 OWN_CREDENTIALS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
 """agentcli's own credentials: no program it starts (the model's commands, acceptance checks,
 its own git), sandboxed or not, ever sees them."""
+_claimed: set[str] = set()
+
+
+def claim_credential(name: str) -> None:
+    """Make `name` one of agentcli's own credentials for the rest of the process: a provider
+    calls this when a session will send that variable's value to a model server (e.g.
+    `OPENAI_API_KEY` with `--provider openai`). On another provider it may be the key of the
+    user's own program, so it is not claimed up front."""
+    _claimed.add(name.upper())
+
+
+def own_credentials() -> frozenset[str]:
+    return OWN_CREDENTIALS | _claimed
 SECRET_PATTERNS = (
     *("*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*", "*CREDENTIAL*"),
     *("*_KEY", "*_KEY_ID", "*APIKEY*", "*API_KEY*", "*PRIVATE_KEY*", "*_AUTH", "*AUTH_HEADER*"),
@@ -27,12 +40,13 @@ SECRET_PATTERNS = (
 
 
 def without_own_credentials(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k not in OWN_CREDENTIALS}
+    own = own_credentials()
+    return {k: v for k, v in env.items() if k.upper() not in own}
 
 
 def is_secret(name: str, extra: Iterable[str] = ()) -> bool:
     upper = name.upper()
-    return upper in OWN_CREDENTIALS or any(
+    return upper in own_credentials() or any(
         fnmatch.fnmatchcase(upper, pattern.upper()) for pattern in (*SECRET_PATTERNS, *extra)
     )
 
@@ -43,5 +57,5 @@ def scrubbed(
     """`env` without secrets (see the module docstring); `keep` names stay, unless they are
     agentcli's own credentials."""
     patterns = tuple(extra)
-    kept = {name.upper() for name in keep} - OWN_CREDENTIALS
+    kept = {name.upper() for name in keep} - own_credentials()
     return {k: v for k, v in env.items() if k.upper() in kept or not is_secret(k, patterns)}

@@ -15,6 +15,7 @@ from agentcli.errors import UsageError
 from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
 from agentcli.provider import openai_endpoint
+from agentcli.sandbox.environment import claim_credential
 from agentcli.settings import Settings
 
 
@@ -27,6 +28,10 @@ def openai_factory(settings: Settings, *, resumed: bool) -> Callable[[str], Mode
             hint="name the server's model with -m (e.g. -m qwen2.5-coder), AGENTCLI_MODEL or "
             "`model = …` in a config file",
         )
+
+    # The key goes to the model server from now on: no program agentcli starts may see it,
+    # confined or not, as with ANTHROPIC_API_KEY.
+    claim_credential("OPENAI_API_KEY")
 
     def make(name: str) -> ModelClient:
         endpoint = openai_endpoint(settings.base_url)
