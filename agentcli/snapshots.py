@@ -2,9 +2,10 @@
 
 In a git repository the version is the id of a git tree of the working copy, tracked and
 untracked (non-ignored) files alike, written by agentcli's own git (`agentcli.owngit`) in its
-private git dir through a temporary copy of the index: the repository's index, HEAD, branches
-and object store are never touched, and nothing the repository configures is run. Whether the
-workspace is a repository is the session's decision (`owngit.decide`), passed in by the caller.
+private git dir through an index of its own (`owngit.index`): the repository's index, HEAD,
+branches and object store are never touched, and nothing the repository configures is run.
+Whether the workspace is a repository is the session's decision (`owngit.decide`), passed in by
+the caller.
 Outside git it is a hash over a manifest of (path, content hash), skipping `.git`, `.venv`,
 `node_modules` and `__pycache__` directories and what the workspace's `.gitignore` files ignore,
 read as git reads them (pathspec's `GitIgnoreSpec`): a `.gitignore` in any directory, negation,
