@@ -137,7 +137,9 @@ class Checkpoints(Protocol):
 
     def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None: ...
 
-    def task_ended(self, task_id: str) -> None: ...
+    def task_ended(self, task_id: str, end_tree: str | None = None) -> None:
+        """`task_id` ended; `end_tree`: the workspace's git tree as it ended, if the caller
+        has just written it (the checkpoint need not write it again)."""
 
     def record_paths(self, task_id: str, paths: set[str] | None, *, settled: bool) -> None:
         """`paths` changed by a call of `task_id` (None: could not be told); not `settled`

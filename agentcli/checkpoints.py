@@ -74,10 +74,11 @@ class Checkpointer:
         if not self._complete[task_id] and pre_state and "path" in pre_state:
             self._save_preimage(task_id, Path(str(pre_state["path"])))
 
-    def task_ended(self, task_id: str) -> None:
-        """Record the end state of `task_id`, if it changed anything."""
+    def task_ended(self, task_id: str, end_tree: str | None = None) -> None:
+        """Record the end state of `task_id`, if it changed anything: `end_tree` when given
+        (the git tree of the workspace the caller has just taken, as the task ended)."""
         with self._lock:
-            self._task_ended(task_id)
+            self._task_ended(task_id, end_tree)
 
     def record_paths(self, task_id: str, paths: set[str] | None, *, settled: bool) -> None:
         """Paths a call of `task_id` changed itself (None: could not be told), and whether the
@@ -105,14 +106,14 @@ class Checkpointer:
         with self._lock:
             self.conn.close()
 
-    def _task_ended(self, task_id: str) -> None:
+    def _task_ended(self, task_id: str, end_tree: str | None) -> None:
         if task_id not in self._complete:
             return  # the task changed nothing
         row = checkpoint_row(self.conn, task_id)
         if row is None or row["ended_at"] is not None:
             return
         try:
-            finish_checkpoint(self.conn, row, self.git)
+            finish_checkpoint(self.conn, row, self.git, end_tree=end_tree)
         except Exception as exc:
             _record_failure(self.conn, task_id, self.workspace, exc)
         if self.git.repo is not None:
@@ -199,15 +200,19 @@ def checkpoint_row(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row | None
     return row
 
 
-def finish_checkpoint(conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecision) -> None:
-    """Record the end state of a checkpointed task (also used by crash recovery)."""
+def finish_checkpoint(
+    conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecision, end_tree: str | None = None
+) -> None:
+    """Record the end state of a checkpointed task (also used by crash recovery): `end_tree`,
+    the tree of the session's repository just taken, or the working copy now."""
     workspace = workspace_of(row)
     if row["kind"] == "git":
         repo = git.repo_for(workspace)
         if repo is None:
             return
         message = f"agentcli checkpoint after task {row['task_id']}"
-        commit = repo.commit(repo.write_tree(), message, row["start_ref"])
+        tree = end_tree if end_tree is not None and repo is git.repo else repo.write_tree()
+        commit = repo.commit(tree, message, row["start_ref"])
         repo.set_ref(REF_PREFIX + row["task_id"], commit)
         repo.keep_for_undo(row["start_ref"], commit)
         conn.execute(
