@@ -64,7 +64,7 @@ def snapshot_tree(
     """The tree id of the working copy (see the module docstring)."""
     real = git_dir / "index"
     if not _keepable(real, git_dir):
-        return _fresh_tree(run, real, git_dir)
+        return fresh_tree(run, real, git_dir)
     kept = private / "index"
     state_path = private / "index.state"
     with _locked(private / "index.flock"):
@@ -157,7 +157,7 @@ def _agrees_with_fresh(run: Runner, base: str, tree: str, work_tree: Path) -> bo
     return ignored.returncode == 1
 
 
-def _fresh_tree(run: Runner, real: Path, git_dir: Path) -> str:
+def fresh_tree(run: Runner, real: Path, git_dir: Path) -> str:
     """The fresh computation, through a throw-away copy of the repository's index."""
     with tempfile.TemporaryDirectory(prefix="agentcli-index-") as tmp:
         index = Path(tmp) / "index"
