@@ -57,22 +57,25 @@ class Checkpointer:
         self._complete: dict[str, bool] = {}
         self._lock = threading.Lock()
 
-    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None:
+    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> str | None:
         """Before a change of `task_id` (`pre_state`: what the call expects to find, e.g. the
         file it writes): the task's start checkpoint the first time, later a file's
-        pre-image where the checkpoint could not keep every file."""
+        pre-image where the checkpoint could not keep every file. Returns the working copy's
+        git tree when it was written just now (the start checkpoint's), else None."""
         with self._lock:
-            self._before_change(task_id, pre_state)
+            return self._before_change(task_id, pre_state)
 
-    def _before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None:
+    def _before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> str | None:
+        tree = None
         if task_id not in self._complete:
             try:
-                self._complete[task_id] = self._begin(task_id)
+                self._complete[task_id], tree = self._begin(task_id)
             except Exception as exc:  # the work goes on; only its undo is lost, and undo says why
                 self._complete[task_id] = True
                 _record_failure(self.conn, task_id, self.workspace, exc)
         if not self._complete[task_id] and pre_state and "path" in pre_state:
             self._save_preimage(task_id, Path(str(pre_state["path"])))
+        return tree
 
     def task_ended(self, task_id: str, end_tree: str | None = None) -> None:
         """Record the end state of `task_id`, if it changed anything: `end_tree` when given
@@ -122,25 +125,27 @@ class Checkpointer:
             with contextlib.suppress(OSError):
                 self.git.repo.tidy()
 
-    def _begin(self, task_id: str) -> bool:
+    def _begin(self, task_id: str) -> tuple[bool, str | None]:
+        """Take the start checkpoint: whether it keeps every file, and its git tree."""
         repo = self.git.repo
         now = time.time()
         if repo is not None:
-            commit = repo.commit(repo.write_tree(), f"agentcli checkpoint before task {task_id}")
+            tree = repo.write_tree()
+            commit = repo.commit(tree, f"agentcli checkpoint before task {task_id}")
             repo.set_ref(REF_PREFIX + task_id, commit)
             self.conn.execute(
                 "INSERT INTO checkpoints (task_id, workspace, kind, start_ref, created_at) "
                 "VALUES (?, ?, 'git', ?, ?)",
                 (task_id, to_db(str(self.workspace)), commit, now),
             )
-            return True
+            return True, tree
         manifest, complete = _manifest_with_contents(self.conn, self.workspace)
         self.conn.execute(
             "INSERT INTO checkpoints (task_id, workspace, kind, start_manifest, complete, "
             "created_at) VALUES (?, ?, 'files', ?, ?, ?)",
             (task_id, to_db(str(self.workspace)), json.dumps(manifest), int(complete), now),
         )
-        return complete
+        return complete, None
 
     def _save_preimage(self, task_id: str, path: Path) -> None:
         try:
