@@ -122,8 +122,10 @@ def _add_all(run: Runner, index: Path) -> str:
 def _seed(run: Runner, real: Path, kept: Path, state_path: Path, state: dict[str, object]) -> str:
     kept.unlink(missing_ok=True)
     if real.is_file():
-        # copy2 keeps the index's mtime, which git needs to tell "racily clean" entries.
+        # copy2 keeps the index's mtime, which git needs to tell "racily clean" entries; not
+        # its mode: the copy is agentcli's private file (git may never write it again).
         shutil.copy2(real, kept)
+        kept.chmod(0o600)
     try:
         base = run("write-tree", index=kept).stdout.decode().strip()
     except GitError:  # e.g. unmerged entries: the kept index cannot be checked, so not kept
