@@ -54,14 +54,19 @@ def exit_without_teardown(code: int) -> None:
     for, or when the output cannot be flushed (a closed pipe), which it reports."""
     if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
         return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
+    if not _flushed():
         return
     atexit._run_exitfuncs()
-    try:  # what an atexit handler printed
-        sys.stdout.flush()
-        sys.stderr.flush()
-    finally:
-        os._exit(code)
+    _flushed()  # what an atexit handler printed
+    os._exit(code)
+
+
+def _flushed() -> bool:
+    """Flush stdout and stderr (either may be None, without a console); False if one failed."""
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        return False
+    return True
