@@ -11,7 +11,9 @@ the previous snapshot's index, so git's stat cache already holds those.
 
 Reusing it gives the fresh tree exactly when the entry sets agree; `git add --all` on the kept
 index can differ from a fresh one in two ways only, both checked after every reuse (against
-the repository index's own tree, written when the kept index was seeded from it):
+the repository index's own tree, written when the kept index was seeded from it; what was
+checked is noted, and not asked of git again while the tree and the ignore files that decide
+about its untracked paths are unchanged):
 - an untracked file the kept index holds is ignored now (a `.gitignore` changed): fresh
   leaves it out, `add --all` keeps it (it is tracked in the kept index);
 - a tracked file that was deleted is back and ignored: fresh has it (tracked in the
@@ -36,6 +38,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,6 +48,9 @@ from agentcli.owngit.command import GitError
 from agentcli.private import write_private
 
 STATE_VERSION = 1
+RACY_WINDOW_NS = 2_000_000_000
+"""An ignore file changed less than this long ago may change again without its stat showing
+it (timestamps are coarser than the clock): it is not trusted to be unchanged."""
 _THREAD_LOCK = threading.Lock()
 
 
@@ -76,8 +82,11 @@ def snapshot_tree(
         state = _read_state(state_path)
         if state is not None and all(state.get(k) == v for k, v in expected.items()):
             try:
+                noted = json.dumps(state)
                 tree = _add_all(run, kept)
-                if _agrees_with_fresh(run, str(state["base"]), tree, work_tree):
+                if _agrees_with_fresh(run, state, tree, work_tree, settings):
+                    if json.dumps(state) != noted:
+                        _write_state(state_path, state)
                     return tree
             except GitError:
                 pass  # a corrupt or missing kept index, a pruned base tree: seed again
@@ -132,31 +141,91 @@ def _seed(run: Runner, real: Path, kept: Path, state_path: Path, state: dict[str
         base = None
     tree = _add_all(run, kept)
     if base is not None:
-        tmp = state_path.with_name(f".{state_path.name}.{os.getpid()}.tmp")
-        write_private(tmp, json.dumps({**state, "base": base}).encode())
-        tmp.replace(state_path)
+        _write_state(state_path, {**state, "base": base})
     return tree
 
 
-def _agrees_with_fresh(run: Runner, base: str, tree: str, work_tree: Path) -> bool:
+def _agrees_with_fresh(
+    run: Runner, state: dict[str, object], tree: str, work_tree: Path, settings: tuple[str, ...]
+) -> bool:
     """Whether `tree`, written through the kept index, is what a fresh computation gives:
-    none of the paths it adds to the repository index's tree (`base`) is ignored now, and
-    every path of `base` it lacks is really gone from the work tree."""
+    none of the paths it adds to the repository index's tree (the state's `base`) is ignored
+    now, and every path of `base` it lacks is really gone from the work tree. What was
+    verified is noted in `state` (`verified`): while the tree and every ignore file that
+    decides about those paths are unchanged (and settled), nothing is asked of git again."""
+    last = state.get("verified")
+    if isinstance(last, dict) and last.get("tree") == tree:
+        added, deleted = list(last["added"]), list(last["deleted"])
+    else:
+        added, deleted = _changes(run, str(state["base"]), tree)
+    if any(os.path.lexists(work_tree / path) for path in deleted):
+        return False
+    rules = _ignore_files(work_tree, added, settings)
+    # Paths git added just now were not ignored; those verified before still are not, if no
+    # file that could ignore them changed since.
+    unchanged = rules is not None and isinstance(last, dict) and last.get("rules") == rules
+    if added and not unchanged and _any_ignored(run, added):
+        return False
+    state["verified"] = {"tree": tree, "added": added, "deleted": deleted, "rules": rules}
+    return True
+
+
+def _changes(run: Runner, base: str, tree: str) -> tuple[list[str], list[str]]:
+    """The paths `tree` adds to `base`, and those it lacks."""
     out = run("diff-tree", "-r", "-z", "--name-status", "--no-renames", base, tree).stdout.decode(
         errors="surrogateescape"
     )
     fields = out.split("\0")
     added: list[str] = []
+    deleted: list[str] = []
     for status, path in zip(fields[0::2], fields[1::2], strict=False):
         if status == "A":
             added.append(path)
-        elif status == "D" and os.path.lexists(work_tree / path):
-            return False
-    if not added:
-        return True
-    listed = "".join(f"{path}\0" for path in added).encode(errors="surrogateescape")
-    ignored = run("check-ignore", "--no-index", "-z", "--stdin", stdin=listed, ok_codes=(0, 1))
-    return ignored.returncode == 1
+        elif status == "D":
+            deleted.append(path)
+    return added, deleted
+
+
+def _any_ignored(run: Runner, paths: list[str]) -> bool:
+    listed = "".join(f"{path}\0" for path in paths).encode(errors="surrogateescape")
+    done = run("check-ignore", "--no-index", "-z", "--stdin", stdin=listed, ok_codes=(0, 1))
+    return done.returncode == 0
+
+
+def _ignore_files(
+    work_tree: Path, paths: list[str], settings: tuple[str, ...]
+) -> dict[str, list[int] | None] | None:
+    """The stat of every file whose rules decide whether `paths` are ignored: the
+    `.gitignore` of each of their directories, the private `info/exclude` (a copy of the
+    repository's), `core.excludesFile` and the user's default ignore file. None when one was
+    changed too recently for its stat to tell a later change (git's "racily clean")."""
+    files = {"" if "/" not in p else p.rsplit("/", 1)[0] for p in paths}
+    for directory in list(files):
+        while directory:
+            directory = directory.rsplit("/", 1)[0] if "/" in directory else ""
+            files.add(directory)
+    named = [work_tree / d / ".gitignore" for d in sorted(files)]
+    named += [Path(v.partition("=")[2]) for v in settings if v.startswith("core.excludesFile=")]
+    config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path("~/.config").expanduser())
+    named.append(Path(config_home) / "git" / "ignore")
+    settled_before = time.time_ns() - RACY_WINDOW_NS
+    stamps: dict[str, list[int] | None] = {}
+    for path in named:
+        try:
+            st = path.stat()
+        except OSError:
+            stamps[str(path)] = None
+            continue
+        if max(st.st_mtime_ns, st.st_ctime_ns) >= settled_before:
+            return None
+        stamps[str(path)] = [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    return stamps
+
+
+def _write_state(path: Path, state: dict[str, object]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    write_private(tmp, json.dumps(state).encode(errors="surrogateescape"))
+    tmp.replace(path)
 
 
 def fresh_tree(run: Runner, real: Path, git_dir: Path) -> str:
