@@ -6,7 +6,8 @@ and untracked. Each `run` is one task: a text answer, or a `write_file` call the
 (whose end also ends the task's undo checkpoint). Compared, interleaved:
 - `agentcli run` as installed (`python -m agentcli`: the process ends without the
   interpreter's teardown once the result is printed);
-- the same command through `main(argv)`, which returns and so pays the teardown;
+- the same command through `main(argv)`, which returns and so pays the teardown; both also
+  with the SDK transport (`AGENTCLI_TRANSPORT=sdk`), whose modules make the teardown long;
 - floors: `git status --porcelain` on the same repository (one look at the working copy, by
   git alone), and one `take_snapshot` in process, through the kept index and fresh.
 """
@@ -104,17 +105,20 @@ def _measure(root: Path, env: dict[str, str]) -> list[tuple[str, str]]:
     base = [sys.executable, "-m", "agentcli"]
     teardown = [sys.executable, "-c", WITH_TEARDOWN]
     args = ["run", "--permission-mode", "yolo", "do it"]
-    cases = {
-        "text answer": (base, False),
-        "write_file, then the answer": (base, True),
-        "text answer, with the interpreter's teardown": (teardown, False),
+    sdk = {"AGENTCLI_TRANSPORT": "sdk"}
+    cases: dict[str, tuple[list[str], bool, dict[str, str]]] = {
+        "text answer": (base, False, {}),
+        "write_file, then the answer": (base, True, {}),
+        "text answer, with the interpreter's teardown": (teardown, False, {}),
+        "text answer, SDK transport": (base, False, sdk),
+        "text answer, SDK transport, with the teardown": (teardown, False, sdk),
     }
     tails: dict[str, list[float]] = {name: [] for name in cases}
     firsts: dict[str, list[float]] = {name: [] for name in cases}
     status: list[float] = []
     for attempt in range(REPEAT + 1):  # interleaved; the first round warms the caches
-        for name, (argv, writes) in cases.items():
-            first, tail = _tail([*argv, *args], env, root, writes=writes)
+        for name, (argv, writes, extra) in cases.items():
+            first, tail = _tail([*argv, *args], {**env, **extra}, root, writes=writes)
             if attempt:
                 firsts[name].append(first)
                 tails[name].append(tail)
