@@ -75,11 +75,12 @@ class TaskPaths:
         self.paths.setdefault(task_id, set()).update(paths)
         return paths
 
-    def before(self, task_id: str) -> Finish:
-        """Right before a call of `task_id` that names no path starts (blocking)."""
+    def before(self, task_id: str, tree: str | None = None) -> Finish:
+        """Right before a call of `task_id` that names no path starts (blocking); `tree`: the
+        working copy's git tree if the caller has just written it (the start checkpoint)."""
         own = self.paths.setdefault(task_id, set())
         if self.repo is not None:
-            return self._before_in_git(task_id, self.repo, own)
+            return self._before_in_git(task_id, self.repo, own, tree)
         try:
             start = stat_manifest(self.workspace)
         except (OSError, ValueError):
@@ -97,9 +98,11 @@ class TaskPaths:
 
         return finish
 
-    def _before_in_git(self, task_id: str, repo: OwnRepo, own: set[str]) -> Finish:
+    def _before_in_git(
+        self, task_id: str, repo: OwnRepo, own: set[str], tree: str | None
+    ) -> Finish:
         try:
-            start = repo.write_tree()
+            start = tree if tree is not None else repo.write_tree()
         except (GitError, OSError):
             self.unknown.add(task_id)
             return lambda: None
@@ -135,9 +138,12 @@ class Checkpoints(Protocol):
     """Undo checkpoints of the session's tasks (`agentcli.checkpoints.Checkpointer`). Its
     methods block (git, hashing, the journal): they are called in worker threads."""
 
-    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None: ...
+    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> str | None:
+        """Returns the working copy's git tree if it wrote it just now, else None."""
 
-    def task_ended(self, task_id: str) -> None: ...
+    def task_ended(self, task_id: str, end_tree: str | None = None) -> None:
+        """`task_id` ended; `end_tree`: the workspace's git tree as it ended, if the caller
+        has just written it (the checkpoint need not write it again)."""
 
     def record_paths(self, task_id: str, paths: set[str] | None, *, settled: bool) -> None:
         """`paths` changed by a call of `task_id` (None: could not be told); not `settled`
@@ -154,14 +160,16 @@ def around_changes(
     async def before_change(
         _record: ToolCallRecord, pre_state: dict[str, Any] | None
     ) -> AfterChange | None:
+        tree = None
         if checkpoints is not None:
-            await asyncio.to_thread(checkpoints.before_change, task_id, pre_state)
+            tree = await asyncio.to_thread(checkpoints.before_change, task_id, pre_state)
         named = task_paths.named(task_id, pre_state)
         if named is not None:
             if checkpoints is not None:
                 await asyncio.to_thread(checkpoints.record_paths, task_id, named, settled=True)
             return None
-        finish = await asyncio.to_thread(task_paths.before, task_id)
+        # Nothing ran since the checkpoint wrote the tree: the same state, not written twice.
+        finish = await asyncio.to_thread(task_paths.before, task_id, tree)
         if checkpoints is not None:
             # Until the command's paths are known (should the process die meanwhile), undo
             # judges the task by its start and end states alone.

@@ -57,27 +57,31 @@ class Checkpointer:
         self._complete: dict[str, bool] = {}
         self._lock = threading.Lock()
 
-    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None:
+    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> str | None:
         """Before a change of `task_id` (`pre_state`: what the call expects to find, e.g. the
         file it writes): the task's start checkpoint the first time, later a file's
-        pre-image where the checkpoint could not keep every file."""
+        pre-image where the checkpoint could not keep every file. Returns the working copy's
+        git tree when it was written just now (the start checkpoint's), else None."""
         with self._lock:
-            self._before_change(task_id, pre_state)
+            return self._before_change(task_id, pre_state)
 
-    def _before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None:
+    def _before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> str | None:
+        tree = None
         if task_id not in self._complete:
             try:
-                self._complete[task_id] = self._begin(task_id)
+                self._complete[task_id], tree = self._begin(task_id)
             except Exception as exc:  # the work goes on; only its undo is lost, and undo says why
                 self._complete[task_id] = True
                 _record_failure(self.conn, task_id, self.workspace, exc)
         if not self._complete[task_id] and pre_state and "path" in pre_state:
             self._save_preimage(task_id, Path(str(pre_state["path"])))
+        return tree
 
-    def task_ended(self, task_id: str) -> None:
-        """Record the end state of `task_id`, if it changed anything."""
+    def task_ended(self, task_id: str, end_tree: str | None = None) -> None:
+        """Record the end state of `task_id`, if it changed anything: `end_tree` when given
+        (the git tree of the workspace the caller has just taken, as the task ended)."""
         with self._lock:
-            self._task_ended(task_id)
+            self._task_ended(task_id, end_tree)
 
     def record_paths(self, task_id: str, paths: set[str] | None, *, settled: bool) -> None:
         """Paths a call of `task_id` changed itself (None: could not be told), and whether the
@@ -105,14 +109,14 @@ class Checkpointer:
         with self._lock:
             self.conn.close()
 
-    def _task_ended(self, task_id: str) -> None:
+    def _task_ended(self, task_id: str, end_tree: str | None) -> None:
         if task_id not in self._complete:
             return  # the task changed nothing
         row = checkpoint_row(self.conn, task_id)
         if row is None or row["ended_at"] is not None:
             return
         try:
-            finish_checkpoint(self.conn, row, self.git)
+            finish_checkpoint(self.conn, row, self.git, end_tree=end_tree)
         except Exception as exc:
             _record_failure(self.conn, task_id, self.workspace, exc)
         if self.git.repo is not None:
@@ -121,25 +125,27 @@ class Checkpointer:
             with contextlib.suppress(OSError):
                 self.git.repo.tidy()
 
-    def _begin(self, task_id: str) -> bool:
+    def _begin(self, task_id: str) -> tuple[bool, str | None]:
+        """Take the start checkpoint: whether it keeps every file, and its git tree."""
         repo = self.git.repo
         now = time.time()
         if repo is not None:
-            commit = repo.commit(repo.write_tree(), f"agentcli checkpoint before task {task_id}")
+            tree = repo.write_tree()
+            commit = repo.commit(tree, f"agentcli checkpoint before task {task_id}")
             repo.set_ref(REF_PREFIX + task_id, commit)
             self.conn.execute(
                 "INSERT INTO checkpoints (task_id, workspace, kind, start_ref, created_at) "
                 "VALUES (?, ?, 'git', ?, ?)",
                 (task_id, to_db(str(self.workspace)), commit, now),
             )
-            return True
+            return True, tree
         manifest, complete = _manifest_with_contents(self.conn, self.workspace)
         self.conn.execute(
             "INSERT INTO checkpoints (task_id, workspace, kind, start_manifest, complete, "
             "created_at) VALUES (?, ?, 'files', ?, ?, ?)",
             (task_id, to_db(str(self.workspace)), json.dumps(manifest), int(complete), now),
         )
-        return complete
+        return complete, None
 
     def _save_preimage(self, task_id: str, path: Path) -> None:
         try:
@@ -199,15 +205,19 @@ def checkpoint_row(conn: sqlite3.Connection, task_id: str) -> sqlite3.Row | None
     return row
 
 
-def finish_checkpoint(conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecision) -> None:
-    """Record the end state of a checkpointed task (also used by crash recovery)."""
+def finish_checkpoint(
+    conn: sqlite3.Connection, row: sqlite3.Row, git: RepoDecision, end_tree: str | None = None
+) -> None:
+    """Record the end state of a checkpointed task (also used by crash recovery): `end_tree`,
+    the tree of the session's repository just taken, or the working copy now."""
     workspace = workspace_of(row)
     if row["kind"] == "git":
         repo = git.repo_for(workspace)
         if repo is None:
             return
         message = f"agentcli checkpoint after task {row['task_id']}"
-        commit = repo.commit(repo.write_tree(), message, row["start_ref"])
+        tree = end_tree if end_tree is not None and repo is git.repo else repo.write_tree()
+        commit = repo.commit(tree, message, row["start_ref"])
         repo.set_ref(REF_PREFIX + row["task_id"], commit)
         repo.keep_for_undo(row["start_ref"], commit)
         conn.execute(

@@ -232,7 +232,10 @@ class ConversationManager:
                 result.changed_files = self.task_paths.own(task_id, every)
                 blocked_by_denials(result)
         if self.checkpoints is not None:
-            await self._finishing(loop, asyncio.to_thread(self.checkpoints.task_ended, task_id))
+            # The end snapshot is the end state the checkpoint records: nothing ran since.
+            tree = end_snapshot.tree if end_snapshot is not None else None
+            ended = asyncio.to_thread(self.checkpoints.task_ended, task_id, end_tree=tree)
+            await self._finishing(loop, ended)
         self.journal.task_finished(result)
         return result
 

@@ -2,9 +2,10 @@
 
 In a git repository the version is the id of a git tree of the working copy, tracked and
 untracked (non-ignored) files alike, written by agentcli's own git (`agentcli.owngit`) in its
-private git dir through a temporary copy of the index: the repository's index, HEAD, branches
-and object store are never touched, and nothing the repository configures is run. Whether the
-workspace is a repository is the session's decision (`owngit.decide`), passed in by the caller.
+private git dir through an index of its own (`owngit.index`): the repository's index, HEAD,
+branches and object store are never touched, and nothing the repository configures is run.
+Whether the workspace is a repository is the session's decision (`owngit.decide`), passed in by
+the caller.
 Outside git it is a hash over a manifest of (path, content hash), skipping `.git`, `.venv`,
 `node_modules` and `__pycache__` directories and what the workspace's `.gitignore` files ignore,
 read as git reads them (pathspec's `GitIgnoreSpec`): a `.gitignore` in any directory, negation,
@@ -162,18 +163,11 @@ class _GitIgnores:
     def __init__(self) -> None:
         self._rules: dict[str, list[tuple[Pattern, bool]]] = {}
 
-    def enter(self, directory: Path, rel: str) -> None:
-        path = directory / ".gitignore"
-        if path.is_file():
-            # Decoded like the names it is matched against: a pattern naming a file whose
-            # name is not UTF-8 still matches it.
-            lines = path.read_text(encoding="utf-8", errors="surrogateescape").splitlines()
-            self._rules[rel] = [
-                (pattern, _inside_only(line))
-                for line in lines
-                for pattern in GitIgnoreSpec.from_lines([line]).patterns
-                if pattern.include is not None
-            ]
+    def enter(self, path: Path, rel: str) -> None:
+        """Read the `.gitignore` at `path`, the one of the directory `rel`."""
+        rules = _PARSED_IGNORES.rules(path)
+        if rules is not None:
+            self._rules[rel] = rules
 
     def ignored(self, rel: str, *, is_dir: bool) -> bool:
         parts = rel.split("/")
@@ -189,6 +183,49 @@ class _GitIgnores:
                 if _matches_itself(pattern, path):
                     return bool(pattern.include)
         return False
+
+
+class _ParsedIgnores:
+    """Each `.gitignore` file's rules, parsed once per process while the file is unchanged
+    (its stat, kept only once settled, as `_HashCache` does): a walk before and after every
+    shell command outside git would otherwise parse every one of them again. Shared by worker
+    threads, hence the lock."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[_StatKey, list[tuple[Pattern, bool]]]] = {}
+        self._lock = threading.Lock()
+
+    def rules(self, path: Path) -> list[tuple[Pattern, bool]] | None:
+        try:
+            with path.open("rb") as handle:
+                st = os.fstat(handle.fileno())
+                key = _stat_key(st)
+                with self._lock:
+                    known = self._known.get(str(path))
+                if known is not None and known[0] == key:
+                    return known[1]
+                started = time.time_ns()
+                data = handle.read()
+        except OSError:
+            return None
+        # Decoded like the names it is matched against: a pattern naming a file whose name
+        # is not UTF-8 still matches it.
+        lines = data.decode("utf-8", errors="surrogateescape").splitlines()
+        rules: list[tuple[Pattern, bool]] = [
+            (pattern, _inside_only(line))
+            for line in lines
+            for pattern in GitIgnoreSpec.from_lines([line]).patterns
+            if pattern.include is not None
+        ]
+        if max(st.st_mtime_ns, st.st_ctime_ns) < started - RACY_WINDOW_NS:
+            with self._lock:
+                if len(self._known) >= MAX_MANIFEST_FILES:
+                    self._known.clear()
+                self._known[str(path)] = (key, rules)
+        return rules
+
+
+_PARSED_IGNORES = _ParsedIgnores()
 
 
 def _inside_only(line: str) -> bool:
@@ -221,20 +258,26 @@ def walk_files(workspace: Path) -> Iterator[tuple[str, Path]]:
     directories, symlinks left out. ValueError past `MAX_MANIFEST_FILES` files."""
     ignores = _GitIgnores()
     count = 0
-    for root, dirs, files in os.walk(workspace):
-        base = Path(root)
-        rel_root = base.relative_to(workspace).as_posix()
-        prefix = "" if rel_root == "." else f"{rel_root}/"
-        ignores.enter(base, prefix.rstrip("/"))
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if d not in ALWAYS_SKIPPED_DIRS and not ignores.ignored(prefix + d, is_dir=True)
-        )
-        for name in files:
-            rel = prefix + name
-            full = base / name
-            if ignores.ignored(rel, is_dir=False) or full.is_symlink() or not full.is_file():
+    pending = [(workspace, "")]
+    while pending:
+        base, prefix = pending.pop()
+        try:
+            # Listed with the entries' types (scandir): no stat per file to tell a file from
+            # a directory or a symlink.
+            with os.scandir(base) as listing:
+                entries = list(listing)
+        except OSError:
+            continue  # as os.walk: a directory that cannot be listed is left out
+        if any(e.name == ".gitignore" and e.is_file(follow_symlinks=True) for e in entries):
+            ignores.enter(base / ".gitignore", prefix.rstrip("/"))
+        subdirs = []
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name not in ALWAYS_SKIPPED_DIRS and not ignores.ignored(rel, is_dir=True):
+                    subdirs.append(entry.name)
+                continue
+            if not entry.is_file(follow_symlinks=False) or ignores.ignored(rel, is_dir=False):
                 continue
             count += 1
             if count > MAX_MANIFEST_FILES:
@@ -242,4 +285,6 @@ def walk_files(workspace: Path) -> Iterator[tuple[str, Path]]:
                     f"{workspace} has more than {MAX_MANIFEST_FILES} files outside git; "
                     "artifact versions need a git repository here"
                 )
-            yield rel, full
+            yield rel, base / entry.name
+        # Depth first, in name order, as os.walk with sorted directories went.
+        pending.extend((base / name, f"{prefix}{name}/") for name in sorted(subdirs, reverse=True))

@@ -7,7 +7,13 @@ A repository of REPO_FILES committed files (~4 kB each), a few of them modified 
 - the floor: `git add --all` + `git write-tree` into a copy of the repository's index, run
   directly (git's stat cache: unchanged files are not read);
 - without the stat cache: the same into an empty index (every file read and hashed), which is
-  what a snapshot would cost if it lost the cache.
+  what a snapshot would cost if it lost the cache;
+- after a task changed TASK_FILES tracked files and created as many: `take_snapshot` through
+  the index agentcli keeps (`owngit.index`: only what changed since the previous snapshot is
+  read) against the fresh computation it replaced (a copy of the repository's index, through
+  which every file that differs from the user's last `git add` is read again, every time).
+
+The exit tail (answer -> process exit) of whole `agentcli run`s is `bench_exit`.
 """
 
 from __future__ import annotations
@@ -20,10 +26,15 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentcli.owngit import OwnRepo
 
 REPO_FILES = 2000
 CHANGED = 10
 REPEAT = 15
+TASK_FILES = 300
 
 
 def _git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> None:
@@ -94,18 +105,44 @@ def _measure(root: Path) -> list[tuple[str, str]]:
     from agentcli.snapshots import take_snapshot
 
     repo = find_repo(root)  # once, as a session decides at its start
+    assert repo is not None
     assert take_snapshot(root, repo).version.startswith("git:")
     ours = _median_ms(lambda: take_snapshot(root, repo))
     decision = _median_ms(lambda: find_repo(root))
     floor = _median_ms(lambda: _plain_git_tree(root, keep_index=True))
     uncached = _median_ms(lambda: _plain_git_tree(root, keep_index=False))
     label = f"git repo of {REPO_FILES} files ({CHANGED} modified, {CHANGED} untracked)"
+    kept, fresh = _after_a_task(root, repo)
     return [
         (f"take_snapshot, {label}", f"median {ours:.1f} ms ({ours / floor:.2f}x plain git)"),
         ("find_repo (once per session: the git decision)", f"median {decision:.1f} ms"),
         ("plain git add --all + write-tree, copied index", f"median {floor:.1f} ms"),
         ("the same into an empty index (no stat cache)", f"median {uncached:.1f} ms"),
+        (
+            f"take_snapshot after a task changed {TASK_FILES} + created {TASK_FILES} files",
+            f"median {kept:.1f} ms ({kept / fresh:.2f}x a fresh copy of the index: {fresh:.1f} ms)",
+        ),
     ]
+
+
+def _after_a_task(root: Path, repo: OwnRepo) -> tuple[float, float]:
+    """(kept index, fresh copy of the repository's index), median ms, side by side."""
+    from agentcli.owngit.index import fresh_tree
+    from agentcli.snapshots import take_snapshot
+
+    for n in range(TASK_FILES):
+        (root / f"pkg{n // 100}" / f"m{n}.py").write_text(f"edited = {n}\n" * 300)
+        (root / f"pkg{n // 100}" / f"generated{n}.py").write_text(f"new = {n}\n" * 300)
+    past = time.time() - 10  # settled, not "racily clean"
+    for path in root.rglob("*.py"):
+        os.utime(path, (past, past))
+    git_dir = root / ".git"
+    kept = take_snapshot(root, repo).version
+    assert kept == f"git:{fresh_tree(repo.run, git_dir / 'index', git_dir)}"
+    return (
+        _median_ms(lambda: take_snapshot(root, repo)),
+        _median_ms(lambda: fresh_tree(repo.run, git_dir / "index", git_dir)),
+    )
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ class Checkpoints:
         self.threads.add(threading.get_ident())
         self.timeline.append(("checkpoint: before change", str((pre_state or {}).get("path"))))
 
-    def task_ended(self, task_id: str) -> None:
+    def task_ended(self, task_id: str, end_tree: str | None = None) -> None:
         self.threads.add(threading.get_ident())
         self.timeline.append(("checkpoint: task ended",))
 

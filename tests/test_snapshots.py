@@ -219,3 +219,44 @@ def test_the_version_of_a_utf8_tree_is_what_it_always_was(tmp_path: Path) -> Non
     lines = "".join(f"{path}\0{manifest[path]}\n" for path in sorted(manifest))
     expected = hashlib.sha256(lines.encode()).hexdigest()
     assert take_snapshot(tmp_path, None).version == f"files:{expected}"
+
+
+class _CountedParses:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.lines: list[str] = []
+        parse = snapshots.GitIgnoreSpec.from_lines
+
+        def counted(lines: list[str]) -> snapshots.GitIgnoreSpec:
+            self.lines.extend(lines)
+            return parse(lines)
+
+        monkeypatch.setattr(snapshots.GitIgnoreSpec, "from_lines", counted)
+
+
+def test_gitignore_files_are_parsed_once_while_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshots, "RACY_WINDOW_NS", 0)
+    parses = _CountedParses(monkeypatch)
+    make_tree(tmp_path, {".gitignore": "*.log\n", "a.log": "a", "b.txt": "b", "d/c.log": "c"})
+    assert sorted(file_manifest(tmp_path)) == [".gitignore", "b.txt"]
+    assert parses.lines == ["*.log"]
+    assert sorted(file_manifest(tmp_path)) == [".gitignore", "b.txt"]
+    assert parses.lines == ["*.log"]
+    path = tmp_path / ".gitignore"
+    stat = path.stat()
+    path.write_text("*.txt\n")  # same size, same mtime: the ctime still moves
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert sorted(file_manifest(tmp_path)) == [".gitignore", "a.log", "d/c.log"]
+    assert parses.lines == ["*.log", "*.txt"]
+
+
+def test_a_gitignore_changed_just_before_the_walk_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshots, "RACY_WINDOW_NS", 10**18)
+    parses = _CountedParses(monkeypatch)
+    make_tree(tmp_path, {".gitignore": "*.log\n", "b.txt": "b"})
+    file_manifest(tmp_path)
+    file_manifest(tmp_path)
+    assert parses.lines == ["*.log", "*.log"]

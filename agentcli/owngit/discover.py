@@ -126,9 +126,19 @@ def _is_git_dir(path: Path) -> bool:
 
 def read_config(path: Path, git: str) -> Config:
     """A config file's values, parsed by git without following includes; {} when it cannot
-    be read."""
+    be read. Parsed once per process for as long as the file is unchanged (its stat): every
+    session decision reads the user's config files, and the REPL and `undo` decide again."""
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
     if not path.is_file():
         return {}
+    key = (git, str(path))
+    stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    known = _PARSED.get(key)
+    if known is not None and known[0] == stamp:
+        return {name: list(values) for name, values in known[1].items()}
     try:
         done = run_git(
             git,
@@ -141,9 +151,13 @@ def read_config(path: Path, git: str) -> Config:
     config: Config = {}
     for entry in done.stdout.decode(errors="surrogateescape").split("\0"):
         if entry:
-            key, newline, value = entry.partition("\n")
-            config.setdefault(key, []).append(value if newline else None)
-    return config
+            name, newline, value = entry.partition("\n")
+            config.setdefault(name, []).append(value if newline else None)
+    _PARSED[key] = (stamp, config)
+    return {name: list(values) for name, values in config.items()}
+
+
+_PARSED: dict[tuple[str, str], tuple[tuple[int, ...], Config]] = {}
 
 
 def last_value(config: Config, key: str) -> str | None:

@@ -11,12 +11,14 @@ under `data_home()/git/<name>-<hash of the work tree path>/`:
     pinned/                  objects a checkpoint needs for undo, copied in when it ends, so
                              neither `tidy` nor a `git gc` in the repository can lose them
     info/exclude             a copy of the repository's `info/exclude` (data)
+    index, index.state       the snapshots' kept index, and what it was seeded from
     refs/agentcli/checkpoints/<task>   each task's checkpoint commits
 
 and runs git with GIT_DIR = that dir and GIT_WORK_TREE = the repository's work tree. So the
 repository's config, hooks, `info/attributes` and includes are never read, and its refs, index
-and object store are never written. Snapshots read a temporary copy of the repository's index,
-which keeps git's stat cache (unchanged files are not read again).
+and object store are never written. Snapshots go through an index kept in the private dir
+(`index`, seeded from a copy of the repository's index): git's stat cache, so a file is read
+again only when it changed since the previous snapshot (`owngit.index`).
 
 Checkpoints made by agentcli before this design live in the repository itself (refs
 `refs/agentcli/checkpoints/<task>` there keep their objects): through the alternates their
@@ -28,9 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 import time
 import zlib
 from collections.abc import Iterable, Sequence
@@ -40,6 +40,7 @@ from pathlib import Path
 from agentcli.errors import ConfigError
 from agentcli.owngit.command import NO_REPOSITORY, GitError, find_git, run_git
 from agentcli.owngit.discover import Layout, last_value, locate, settle, user_config
+from agentcli.owngit.index import snapshot_tree
 from agentcli.paths import data_home
 from agentcli.private import private_dir, write_private
 
@@ -114,19 +115,17 @@ class OwnRepo:
 
     def write_tree(self) -> str:
         """The tree id of the whole working copy (tracked and untracked, non-ignored files),
-        written through a throw-away copy of the repository's index."""
+        written through the index agentcli keeps for the repository (`owngit.index`): what a
+        throw-away copy of the repository's index gives, re-hashing only what changed since
+        the previous snapshot."""
         _sync_file(self.layout.common_dir / "info" / "exclude", self.private_dir / "info/exclude")
-        with tempfile.TemporaryDirectory(prefix="agentcli-index-") as tmp:
-            index = Path(tmp) / "index"
-            real_index = self.layout.git_dir / "index"
-            if real_index.is_file():
-                # copy2 keeps the index mtime, which git needs to detect "racily clean" entries.
-                shutil.copy2(real_index, index)
-                # A split index names its shared part, which git looks for beside the index.
-                for shared in self.layout.git_dir.glob("sharedindex.*"):
-                    (Path(tmp) / shared.name).symlink_to(shared)
-            self.run("add", "--all", "--", ":/", index=index)
-            return self.run("write-tree", index=index).stdout.decode().strip()
+        return snapshot_tree(
+            self.run,
+            git_dir=self.layout.git_dir,
+            private=self.private_dir,
+            work_tree=self.work_tree,
+            settings=self.settings,
+        )
 
     def ignores(self, path: Path) -> bool:
         """Whether the repository's ignore rules exclude `path` (inside the work tree)."""

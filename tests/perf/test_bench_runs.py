@@ -17,7 +17,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SLOW = ["bench_startup", "bench_repl", "bench_tools", "bench_sandbox", "bench_long"]
+SLOW = [
+    "bench_startup",
+    "bench_repl",
+    "bench_tools",
+    "bench_sandbox",
+    "bench_long",
+    "bench_exit",
+]
 QUICK = sorted({p.stem for p in (ROOT / "bench").glob("bench_*.py")} - set(SLOW))
 
 
