@@ -101,9 +101,7 @@ def environment(git_dir: str, extra: Mapping[str, str] | None = None) -> dict[st
     env = {
         name: value
         for name, value in os.environ.items()
-        if not name.startswith("GIT_")
-        and name.upper() not in own
-        and name not in DROPPED_VARIABLES
+        if not name.startswith("GIT_") and name.upper() not in own and name not in DROPPED_VARIABLES
     }
     env.update(FIXED_ENVIRONMENT)
     env["GIT_DIR"] = git_dir

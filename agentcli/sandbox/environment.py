@@ -29,6 +29,8 @@ def claim_credential(name: str) -> None:
 
 def own_credentials() -> frozenset[str]:
     return OWN_CREDENTIALS | _claimed
+
+
 SECRET_PATTERNS = (
     *("*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*", "*CREDENTIAL*"),
     *("*_KEY", "*_KEY_ID", "*APIKEY*", "*API_KEY*", "*PRIVATE_KEY*", "*_AUTH", "*AUTH_HEADER*"),

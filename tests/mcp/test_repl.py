@@ -33,7 +33,7 @@ async def test_mcp_lists_the_sessions_servers(
     with create_pipe_input() as pipe:
         repl = Repl(
             ReplSettings(cwd=workspace, mcp_config=[config]),
-            console=Console(file=out, width=100, markup=False, highlight=False),
+            console=Console(file=out, width=400, markup=False, highlight=False),  # no wrapping
             input=pipe,
             output=DummyOutput(),
             build=functools.partial(build_repl_manager, model_factory=lambda _name: model),
