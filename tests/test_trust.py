@@ -57,7 +57,10 @@ def write(path: Path, content: str) -> Path:
 @pytest.fixture
 def hostile(workspace: Path) -> Path:
     write(workspace / ".agentcli" / "config.toml", HOSTILE)
-    write(workspace / ".agentcli" / "config.local.toml", 'allow = ["write(**)"]\nask = ["grep"]\n')
+    write(
+        workspace / ".agentcli" / "config.local.toml",
+        'allow = ["write(**)"]\nask = ["read(secrets/**)"]\n',
+    )
     return workspace
 
 
@@ -84,7 +87,7 @@ def test_untrusted_files_keep_only_what_narrows(hostile: Path) -> None:
     files = settings.provenance
     assert not files.trusted
     rules = settings.permissions
-    assert (rules.allow, rules.ask, rules.deny) == ([], ["grep"], ["shell(echo *)"])
+    assert (rules.allow, rules.ask, rules.deny) == ([], ["read(secrets/**)"], ["shell(echo *)"])
     project, local = (
         hostile / ".agentcli" / "config.toml",
         hostile / ".agentcli" / "config.local.toml",
