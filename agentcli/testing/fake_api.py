@@ -19,10 +19,9 @@ used in, unless the test took the refusals (`take_refusals()`). `strict=False` s
 from __future__ import annotations
 
 import json
-import threading
 import time
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from agentcli.messages import pairing_problems
@@ -67,56 +66,41 @@ from agentcli.testing.fake_responses import (
 from agentcli.testing.fake_responses import (
     tool_use as tool_use,
 )
+from agentcli.testing.scripted_server import ScriptedServer
 from agentcli.testing.strict import ModelRules, Refusal, check_request, rules_for
 from agentcli.testing.strict_thinking import sign_thinking
 
 
-class FakeMessagesServer:
+class FakeMessagesServer(ScriptedServer[FakeResponse]):
     """Serves scripted responses to POST /v1/messages in order; records every request.
 
     `strict` checks each request against its model's rules first; `models` adds (or changes)
     the rules of models, e.g. one a test configures in agentcli's `[models]`."""
 
     def __init__(self, *, strict: bool = True, models: dict[str, ModelRules] | None = None) -> None:
-        self._script: list[FakeResponse] = []
-        self._lock = threading.Lock()
-        self.requests: list[RecordedRequest] = []
-        self.unscripted_requests = 0
-        self.closing = threading.Event()
-        """Set when the server shuts down: what a stalled stream waits for."""
+        super().__init__(_make_handler(self))
         self.strict = strict
         self.models = dict(models or {})
         self.refusals: list[tuple[RecordedRequest, Refusal]] = []
         """Requests strict mode refused, with why."""
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def push(self, *responses: FakeResponse) -> None:
-        with self._lock:
-            self._script.extend(responses)
 
     def _next(self, request: RecordedRequest) -> FakeResponse:
         refusal = check_request(request.body, self.models) if self.strict else None
-        with self._lock:
-            self.requests.append(request)
-            if refusal is not None:
-                self.refusals.append((request, refusal))
-                return error_response(refusal.status, refusal.type, refusal.message)
-            if self._script:
-                return self._signed(self._script.pop(0), request)
-            self.unscripted_requests += 1
-        return error_response(
-            400, "invalid_request_error", "fake server: no scripted response left for this request"
-        )
+
+        def refuse() -> FakeResponse | None:
+            if refusal is None:
+                return None
+            self.refusals.append((request, refusal))
+            return error_response(refusal.status, refusal.type, refusal.message)
+
+        response = self._take(request, refuse)
+        if response is None:
+            return error_response(
+                400,
+                "invalid_request_error",
+                "fake server: no scripted response left for this request",
+            )
+        return response if refusal is not None else self._signed(response, request)
 
     def _signed(self, response: FakeResponse, request: RecordedRequest) -> FakeResponse:
         found = rules_for(request.body.get("model"), self.models)
@@ -131,11 +115,6 @@ class FakeMessagesServer:
             taken, self.refusals = self.refusals, []
         return taken
 
-    @property
-    def remaining(self) -> int:
-        with self._lock:
-            return len(self._script)
-
     def pairing_problems(self) -> list[str]:
         """tool_use/tool_result pairing problems over every recorded request."""
         return [
@@ -145,13 +124,11 @@ class FakeMessagesServer:
         ]
 
     def __enter__(self) -> FakeMessagesServer:
-        self._thread.start()
+        self.start()
         return self
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
-        self.closing.set()
-        self._server.shutdown()
-        self._server.server_close()
+        self.stop()
         if exc_type is None and self.refusals:
             raise AssertionError(
                 "the fake Messages API (strict) refused requests: "

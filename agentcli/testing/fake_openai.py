@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from agentcli.testing.fake_responses import HangResponse, RawResponse, RecordedRequest
+from agentcli.testing.scripted_server import ScriptedServer
 
 _ids = itertools.count(1)
 DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
@@ -153,46 +153,24 @@ def chat_pairing_problems(messages: Sequence[Any]) -> list[str]:
     return problems
 
 
-class FakeChatServer:
+class FakeChatServer(ScriptedServer["ChatResponse"]):
     """Serves scripted responses to POST /v1/chat/completions in order; records every request."""
 
+    path_prefix = "/v1"
+
     def __init__(self) -> None:
-        self._script: list[ChatResponse] = []
-        self._lock = threading.Lock()
-        self.requests: list[RecordedRequest] = []
-        self.unscripted_requests = 0
-        self.closing = threading.Event()
-        """Set when the server shuts down: what a response held open waits for."""
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def push(self, *responses: ChatResponse) -> None:
-        with self._lock:
-            self._script.extend(responses)
-
-    @property
-    def remaining(self) -> int:
-        with self._lock:
-            return len(self._script)
+        super().__init__(_make_handler(self))
 
     def _next(self, request: RecordedRequest) -> ChatResponse:
-        with self._lock:
-            self.requests.append(request)
-            if request.path != "/v1/chat/completions":
-                return chat_error(404, f"no route {request.path}", "not_found_error")
-            if self._script:
-                return self._script.pop(0)
-            self.unscripted_requests += 1
-        return chat_error(400, "fake server: no scripted response left for this request")
+        def no_route() -> ChatResponse | None:
+            if request.path == "/v1/chat/completions":
+                return None
+            return chat_error(404, f"no route {request.path}", "not_found_error")
+
+        response = self._take(request, no_route)
+        if response is None:
+            return chat_error(400, "fake server: no scripted response left for this request")
+        return response
 
     def pairing_problems(self) -> list[str]:
         return [
@@ -202,13 +180,11 @@ class FakeChatServer:
         ]
 
     def __enter__(self) -> FakeChatServer:
-        self._thread.start()
+        self.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.closing.set()
-        self._server.shutdown()
-        self._server.server_close()
+        self.stop()
 
 
 class _Handler(BaseHTTPRequestHandler):
