@@ -17,7 +17,7 @@ import pytest
 
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, thinking, tool_use
 from agentcli.testing.strict import ModelRules
-from tests.test_cli_run import agentcli, result_of
+from tests.test_cli_run import cli, result_of
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def one_task(server: FakeMessagesServer, workspace: Path, name: str, *args: str)
         stream_message([thinking(f"{name}: read it"), tool_use("read_file", {"path": "a.py"})]),
         stream_message([thinking(f"{name}: answer"), text(f"{name} done")]),
     )
-    proc = agentcli(
+    proc = cli(
         "run", f"task {name}", "--output-format", "json", *args, server=server, cwd=workspace
     )
     assert proc.returncode == 0, proc.stderr
@@ -112,7 +112,7 @@ def test_text_cut_at_max_tokens_is_continued_by_a_user_message(
         stream_message([thinking("long"), text("Part one,")], stop_reason="max_tokens"),
         stream_message([text(" part two.")]),
     )
-    proc = agentcli("run", "write", "--output-format", "json", server=server, cwd=workspace)
+    proc = cli("run", "write", "--output-format", "json", server=server, cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     assert server.requests[1].body["messages"][-1]["role"] == "user"
 
@@ -134,7 +134,7 @@ def test_a_long_session_with_elided_results_stays_valid(
             )
         )
     server.push(stream_message([thinking("done"), text("Read it all.")]))
-    proc = agentcli(
+    proc = cli(
         "run", "read", "--output-format", "json", "--trust-project", server=server, cwd=workspace
     )
     assert proc.returncode == 0, proc.stderr
@@ -149,7 +149,7 @@ def test_a_long_session_with_elided_results_stays_valid(
 def test_an_unknown_model_runs_with_its_cost_unknown(workspace: Path) -> None:
     with FakeMessagesServer(models={"claude-mystery-1": ModelRules(max_output=16_384)}) as fake:
         fake.push(stream_message([text("hello")]))
-        proc = agentcli(
+        proc = cli(
             "run",
             "hi",
             "-m",
@@ -176,7 +176,7 @@ def test_text_progress_shows_what_the_model_thought_between_tool_calls(
         stream_message([thinking("Checking a.py first."), tool_use("read_file", {"path": "a.py"})]),
         stream_message([text("Done.")]),
     )
-    proc = agentcli("run", "look", server=server, cwd=workspace)
+    proc = cli("run", "look", server=server, cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "Done.\n"
     assert "Checking a.py first." in proc.stderr
@@ -209,7 +209,7 @@ def test_effort_is_sent_as_each_model_takes_it(
     output_config: dict[str, Any] | None,
 ) -> None:
     server.push(stream_message([text("ok")]))
-    proc = agentcli("run", "hi", *args, server=server, cwd=workspace)
+    proc = cli("run", "hi", *args, server=server, cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     body = server.requests[0].body
     assert body.get("thinking") == thinking
@@ -224,7 +224,7 @@ def test_effort_from_a_config_file(server: FakeMessagesServer, workspace: Path) 
     (workspace / ".agentcli").mkdir()
     (workspace / ".agentcli" / "config.toml").write_text('effort = "low"\n')
     server.push(stream_message([text("ok")]))
-    proc = agentcli("run", "hi", server=server, cwd=workspace)
+    proc = cli("run", "hi", server=server, cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     assert server.requests[0].body["output_config"] == {"effort": "low"}
 
@@ -235,7 +235,7 @@ def test_an_unknown_effort_is_a_usage_error_naming_where(workspace: Path, where:
     if where == "config":
         (workspace / ".agentcli").mkdir()
         (workspace / ".agentcli" / "config.toml").write_text('effort = "extreme"\n')
-    proc = agentcli("run", "hi", *args, server=None, cwd=workspace, ANTHROPIC_API_KEY="k")
+    proc = cli("run", "hi", *args, server=None, cwd=workspace, ANTHROPIC_API_KEY="k")
     assert proc.returncode == 2
     assert "unknown effort 'extreme'" in proc.stderr
     assert ("--effort" if where == "flag" else "config.toml") in proc.stderr

@@ -1,8 +1,11 @@
-"""Black-box: the real binary in a workspace whose own path is not UTF-8, holding files whose
-names are not UTF-8 either (made on disk for real, before the task and by a command of it).
-`run`, `sessions list|export` and `undo` exit as the README says, print no traceback, and
-their JSON parses; the names in it are the exact bytes (`os.fsencode` of the string), and the
-model is sent valid Unicode with each such byte spelled `\\xNN`."""
+"""`agentcli` in a workspace whose own path is not UTF-8, holding files whose names are not
+UTF-8 either (made on disk for real, before the task and by a command of it). `run`,
+`sessions list|export` and `undo` exit as the README says, print no traceback, and their JSON
+parses; the names in it are the exact bytes (`os.fsencode` of the string), and the model is
+sent valid Unicode with each such byte spelled `\\xNN`.
+
+The commands run in-process (`tests.inprocess`); a prompt that is not UTF-8 goes through the
+real binary, since it reaches agentcli as bytes in argv."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ import pytest
 
 import agentcli
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
+from tests.inprocess import decoded, run_in_process
 
 CHECKOUT = Path(agentcli.__file__).resolve().parents[1]
 
@@ -30,7 +34,15 @@ def server() -> Iterator[FakeMessagesServer]:
 
 
 def run(*args: str, cwd: Path, server: FakeMessagesServer) -> tuple[int, str, str]:
-    """Run `agentcli ARGS`; its exit code, stdout and stderr (which must be valid UTF-8)."""
+    """Run `agentcli ARGS` in-process; its exit code, stdout and stderr (valid UTF-8)."""
+    env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"}
+    done = decoded(run_in_process(*args, cwd=cwd, env=env))
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+    return done.returncode, done.stdout, done.stderr
+
+
+def binary(*args: str, cwd: Path, server: FakeMessagesServer) -> tuple[int, str, str]:
+    """Run the real binary `agentcli ARGS`; its exit code, stdout and stderr (valid UTF-8)."""
     env = {
         **os.environ,
         "ANTHROPIC_BASE_URL": server.base_url,
@@ -140,8 +152,8 @@ def test_a_prompt_that_is_not_utf8_reaches_the_model_and_the_journal(
 ) -> None:
     server.push(stream_message([text("ok")]))
     prompt = os.fsdecode(b"explain caf\xe9.txt")  # argv bytes, as Python decodes them
-    code, out, _ = run("run", prompt, "--output-format", "json", cwd=workspace, server=server)
+    code, out, _ = binary("run", prompt, "--output-format", "json", cwd=workspace, server=server)
     assert code == 0 and one_json_object(out)["task_state"] == "unverified"
     assert "explain caf\\xe9.txt" in sent_text(server)
-    code, out, _ = run("sessions", "list", cwd=workspace, server=server)
+    code, out, _ = binary("sessions", "list", cwd=workspace, server=server)
     assert code == 0 and "explain caf\\udce9.txt" in out

@@ -30,6 +30,7 @@ from agentcli.testing.fake_api import (
     text,
     tool_use,
 )
+from tests.inprocess import decoded, run_in_process
 
 RESULT_KEYS = {
     # Claude Code's `-p --output-format json` names, so scripts written for it read ours.
@@ -108,6 +109,22 @@ def agentcli(
     )
 
 
+def cli(
+    *args: str,
+    server: FakeMessagesServer | None,
+    cwd: Path,
+    stdin: str | None = None,
+    **env: str,
+) -> subprocess.CompletedProcess[str]:
+    """`agentcli(...)` run in-process (`tests.inprocess`): the same command line, environment
+    and stdin, without the ~2 s a new process spends importing the SDK."""
+    given = {} if server is None else {"ANTHROPIC_BASE_URL": server.base_url}
+    if server is not None:
+        given["ANTHROPIC_API_KEY"] = "test"
+    done = run_in_process(*args, cwd=cwd, env={**given, **env}, stdin=stdin or "")
+    return decoded(done)
+
+
 def result_of(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 1, proc.stdout
@@ -174,7 +191,7 @@ def test_text_mode_prints_only_the_answer_on_stdout(
 
 def test_stream_json_ends_with_the_result(server: FakeMessagesServer, workspace: Path) -> None:
     server.push(stream_message([text("hello world")]))
-    proc = agentcli("run", "hi", "--output-format", "stream-json", server=server, cwd=workspace)
+    proc = cli("run", "hi", "--output-format", "stream-json", server=server, cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     assert events[-1]["type"] == "result" and set(events[-1]) == RESULT_KEYS | {"timestamp"}
@@ -205,13 +222,9 @@ def test_stream_json_ends_with_the_result(server: FakeMessagesServer, workspace:
 
 def test_task_from_stdin_and_stdin_as_context(server: FakeMessagesServer, workspace: Path) -> None:
     server.push(stream_message([text("one")]), stream_message([text("two")]))
+    assert cli("run", "-", server=server, cwd=workspace, stdin="task from stdin").returncode == 0
     assert (
-        agentcli("run", "-", server=server, cwd=workspace, stdin="task from stdin").returncode == 0
-    )
-    assert (
-        agentcli(
-            "run", "review this", server=server, cwd=workspace, stdin="diff --git a b"
-        ).returncode
+        cli("run", "review this", server=server, cwd=workspace, stdin="diff --git a b").returncode
         == 0
     )
     first = server.requests[0].body["messages"][0]["content"][0]["text"]
@@ -236,7 +249,7 @@ def test_task_from_stdin_and_stdin_as_context(server: FakeMessagesServer, worksp
 def test_usage_errors_exit_2_before_any_request(
     server: FakeMessagesServer, workspace: Path, args: list[str], needle: str
 ) -> None:
-    proc = agentcli(*args, server=server, cwd=workspace)
+    proc = cli(*args, server=server, cwd=workspace)
     assert proc.returncode == 2
     assert needle in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -244,7 +257,7 @@ def test_usage_errors_exit_2_before_any_request(
 
 
 def test_missing_api_key_exits_2_naming_the_variable(workspace: Path) -> None:
-    proc = agentcli("run", "hi", server=None, cwd=workspace)
+    proc = cli("run", "hi", server=None, cwd=workspace)
     assert proc.returncode == 2
     assert "ANTHROPIC_API_KEY" in proc.stderr
 
@@ -253,7 +266,7 @@ def test_auth_failure_is_a_model_error_with_advice(
     server: FakeMessagesServer, workspace: Path
 ) -> None:
     server.push(error_response(401, "authentication_error", "invalid x-api-key"))
-    proc = agentcli("run", "hi", "--output-format", "json", server=server, cwd=workspace)
+    proc = cli("run", "hi", "--output-format", "json", server=server, cwd=workspace)
     assert proc.returncode == 1
     data = result_of(proc)
     assert data["terminal_reason"] == "model_error" and data["task_state"] == "failed"
@@ -270,7 +283,7 @@ def test_overload_and_broken_stream_are_retried(
         SseResponse(events=message_events([tool_use("read_file", {"path": "zzz"})]), cut_after=6),
         stream_message([text("fine")]),
     )
-    proc = agentcli("run", "hi", "--output-format", "json", server=server, cwd=workspace)
+    proc = cli("run", "hi", "--output-format", "json", server=server, cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     data = result_of(proc)
     assert data["final_text"] == "fine"
@@ -280,7 +293,7 @@ def test_overload_and_broken_stream_are_retried(
 
 def test_max_turns_exits_3(server: FakeMessagesServer, workspace: Path) -> None:
     server.push(*[stream_message([tool_use("read_file", {"path": "nope"})]) for _ in range(2)])
-    proc = agentcli(
+    proc = cli(
         "run", "loop", "--max-turns", "2", "--output-format", "json", server=server, cwd=workspace
     )
     assert proc.returncode == 3
@@ -291,7 +304,7 @@ def test_max_turns_exits_3(server: FakeMessagesServer, workspace: Path) -> None:
 
 def test_timeout_exits_3_while_the_model_hangs(server: FakeMessagesServer, workspace: Path) -> None:
     server.push(HangResponse(seconds=20))
-    proc = agentcli(
+    proc = cli(
         "run", "hi", "--timeout", "1", "--output-format", "json", server=server, cwd=workspace
     )
     assert proc.returncode == 3
@@ -329,7 +342,7 @@ def test_truncated_tool_call_is_not_executed(server: FakeMessagesServer, workspa
         ),
         stream_message([text("ok")]),
     )
-    proc = agentcli("run", "hi", "--output-format", "json", server=server, cwd=workspace)
+    proc = cli("run", "hi", "--output-format", "json", server=server, cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     (call,) = result_of(proc)["tool_calls"]
     assert call["status"] == "not_executed" and call["is_error"]
@@ -339,7 +352,7 @@ def test_truncated_tool_call_is_not_executed(server: FakeMessagesServer, workspa
 
 def test_refusal_exits_1(server: FakeMessagesServer, workspace: Path) -> None:
     server.push(stream_message([text("I can't help with that.")], stop_reason="refusal"))
-    proc = agentcli("run", "bad", "--output-format", "json", server=server, cwd=workspace)
+    proc = cli("run", "bad", "--output-format", "json", server=server, cwd=workspace)
     assert proc.returncode == 1
     assert result_of(proc)["terminal_reason"] == "refused"
 
@@ -350,7 +363,7 @@ def test_recorded_pause_turn_is_continued(
     paused = (recordings / "12a_pai_stream_pause_turn_web_search.interaction0.sse").read_text()
     server.push(raw_sse(paused), stream_message([text("Here is what I found.")]))
     # The model that produced the recording: its thinking block carries a real signature.
-    proc = agentcli(
+    proc = cli(
         "run",
         "search",
         "-m",
@@ -418,7 +431,7 @@ def test_a_stalled_stream_is_said_on_stderr_and_retried(
         SseResponse(events=message_events([text("never finished")]), stall_after=3),
         stream_message([text("whole answer")]),
     )
-    proc = agentcli("run", "hi", server=server, cwd=workspace, AGENTCLI_CONFIG_DIR=str(config))
+    proc = cli("run", "hi", server=server, cwd=workspace, AGENTCLI_CONFIG_DIR=str(config))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "whole answer\n"
     assert "the response stream stalled: nothing received for 1 s); retry 1 in" in proc.stderr
@@ -428,9 +441,9 @@ def test_piped_into_agentcli_without_a_command_runs_the_task(
     server: FakeMessagesServer, workspace: Path
 ) -> None:
     server.push(stream_message([text("ran it")]), stream_message([text("ran that")]))
-    piped = agentcli(server=server, cwd=workspace, stdin="task from a pipe")
+    piped = cli(server=server, cwd=workspace, stdin="task from a pipe")
     assert (piped.returncode, piped.stdout) == (0, "ran it\n"), piped.stderr
-    given = agentcli("summarise this", server=server, cwd=workspace, stdin="some context")
+    given = cli("summarise this", server=server, cwd=workspace, stdin="some context")
     assert (given.returncode, given.stdout) == (0, "ran that\n"), given.stderr
     first = server.requests[0].body["messages"][0]["content"][0]["text"]
     second = server.requests[1].body["messages"][0]["content"][0]["text"]
@@ -443,11 +456,11 @@ def test_the_instruction_files_are_sent_and_named_on_stderr(
 ) -> None:
     (workspace / "CLAUDE.md").write_text("Run make check before you finish.")
     server.push(stream_message([text("ok")]), stream_message([text("ok")]))
-    proc = agentcli("run", "hi", server=server, cwd=workspace)
+    proc = cli("run", "hi", server=server, cwd=workspace)
     assert proc.returncode == 0 and "instructions from CLAUDE.md" in proc.stderr
     system = json.dumps(server.requests[0].body["system"])
     assert "Run make check before you finish." in system
-    quiet = agentcli("run", "hi", "-q", server=server, cwd=workspace)
+    quiet = cli("run", "hi", "-q", server=server, cwd=workspace)
     assert quiet.returncode == 0 and "instructions from" not in quiet.stderr
 
 
@@ -456,7 +469,7 @@ def test_an_at_mention_attaches_the_file_and_a_missing_one_is_said(
 ) -> None:
     (workspace / "app.py").write_text("print('attached content')\n")
     server.push(stream_message([text("ok")]))
-    proc = agentcli("run", "explain @app.py and @gone.py", server=server, cwd=workspace)
+    proc = cli("run", "explain @app.py and @gone.py", server=server, cwd=workspace)
     assert proc.returncode == 0, proc.stderr
     assert "@gone.py not attached: gone.py does not exist" in proc.stderr
     sent = server.requests[0].body["messages"][0]["content"][0]["text"]
@@ -471,9 +484,9 @@ def test_a_continued_task_that_fails_never_reports_the_previous_answer(
         stream_message([text("The first answer.")]),
         error_response(400, "invalid_request_error", "something about the request"),
     )
-    first = agentcli("run", "one", "--output-format", "json", server=server, cwd=workspace)
+    first = cli("run", "one", "--output-format", "json", server=server, cwd=workspace)
     assert result_of(first)["final_text"] == "The first answer."
-    second = agentcli(
+    second = cli(
         "run", "--continue", "two", "--output-format", "json", server=server, cwd=workspace
     )
     data = result_of(second)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
-from tests.test_cli_run import agentcli, result_of
+from tests.test_cli_run import agentcli, cli, result_of
 
 CHECK = "python3 -c 'import calc; assert calc.add(2, 3) == 5, calc.add(2, 3)'"
 BROKEN = "def add(a, b):\n    return a - b\n"
@@ -45,7 +45,7 @@ def test_false_fixed_claim_ends_failed_with_evidence_shown(
     server: FakeMessagesServer, repo: Path
 ) -> None:
     server.push(*[stream_message([text("Fixed it, all tests pass.")]) for _ in range(3)])
-    proc = agentcli(
+    proc = cli(
         "run",
         "fix add",
         "--accept",
@@ -76,7 +76,7 @@ def test_false_fixed_claim_ends_failed_with_evidence_shown(
 
 def test_quiet_text_mode_still_says_the_task_failed(server: FakeMessagesServer, repo: Path) -> None:
     server.push(*[stream_message([text("All tests pass.")]) for _ in range(2)])
-    proc = agentcli(
+    proc = cli(
         "run",
         "fix add",
         "--accept",
@@ -102,7 +102,7 @@ def test_fix_after_failed_check_succeeds_on_the_final_version(
         stream_message([tool_use("write_file", {"path": "calc.py", "content": FIXED})]),
         stream_message([text("Fixed for real.")]),
     )
-    proc = agentcli(
+    proc = cli(
         "run",
         "fix add",
         "--accept",
@@ -131,7 +131,7 @@ def test_repeated_identical_failing_call_ends_no_progress_after_one_nudge(
     server.push(
         *[stream_message([tool_use("read_file", {"path": "missing.py"})]) for _ in range(4)]
     )
-    proc = agentcli("run", "read it", "--output-format", "json", server=server, cwd=workspace)
+    proc = cli("run", "read it", "--output-format", "json", server=server, cwd=workspace)
     assert proc.returncode == 1, proc.stderr
     data = result_of(proc)
     assert data["terminal_reason"] == "no_progress"
@@ -145,7 +145,7 @@ def test_hanging_acceptance_check_is_killed_by_its_timeout(
     (workspace / ".agentcli").mkdir()
     (workspace / ".agentcli" / "config.toml").write_text("[acceptance]\ntimeout_s = 1\n")
     server.push(stream_message([text("done")]))
-    proc = agentcli(
+    proc = cli(
         "run",
         "x",
         "--accept",
@@ -190,7 +190,7 @@ def test_denied_writes_then_done_is_not_a_success(
         stream_message([tool_use("write_file", {"path": "notes.md", "content": "x"})]),
         stream_message([text("Done: wrote notes.md.")]),
     )
-    proc = agentcli("run", "write notes", "--output-format", "json", server=server, cwd=workspace)
+    proc = cli("run", "write notes", "--output-format", "json", server=server, cwd=workspace)
     assert proc.returncode == 4, proc.stderr
     data = result_of(proc)
     assert (data["task_state"], data["terminal_reason"]) == ("failed", "permission_denied")
@@ -209,7 +209,7 @@ def test_a_denial_that_did_not_stop_the_work_is_not_a_failure(
         stream_message([tool_use("write_file", {"path": "notes.md", "content": "x"})]),
         stream_message([text("Wrote notes.md without the download.")]),
     )
-    proc = agentcli(
+    proc = cli(
         "run",
         "write notes",
         "--permission-mode",

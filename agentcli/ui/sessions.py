@@ -36,8 +36,9 @@ def _short(text: str, limit: int = SHORT_TEXT) -> str:
     return one_line(text, limit)
 
 
-def sessions_list(workspace: Path | None, all_: bool, out: TextIO = sys.stdout) -> int:
+def sessions_list(workspace: Path | None, all_: bool, out: TextIO | None = None) -> int:
     """`agentcli sessions list`: this workspace's sessions (all with `all_`), newest first."""
+    out = out or sys.stdout  # the stream of the moment, not the one of the import
     where = None if all_ else resolve_workspace(workspace)
     rows = records.list_sessions(where)
     if not rows:
@@ -58,8 +59,9 @@ def sessions_list(workspace: Path | None, all_: bool, out: TextIO = sys.stdout) 
     return 0
 
 
-def sessions_show(session_id: str, out: TextIO = sys.stdout) -> int:
+def sessions_show(session_id: str, out: TextIO | None = None) -> int:
     """`agentcli sessions show ID`: the conversation, readable, with every call's status."""
+    out = out or sys.stdout
     recorded = records.transcript(session_id)
     row = recorded.session
     calls = {c.call_id: c for c in recorded.calls}
@@ -107,20 +109,21 @@ def _message_lines(role: str, blocks: Sequence[Any], calls: dict[str, Any]) -> l
     return lines
 
 
-def sessions_export(session_id: str, out: TextIO = sys.stdout) -> int:
+def sessions_export(session_id: str, out: TextIO | None = None) -> int:
     """`agentcli sessions export ID`: the whole session as one JSON object."""
-    out.write(json_text(records.export(session_id), indent=2) + "\n")
+    (out or sys.stdout).write(json_text(records.export(session_id), indent=2) + "\n")
     return 0
 
 
 def undo_command(
     workspace: Path | None,
     task_id: str | None,
-    out: TextIO = sys.stdout,
-    err: TextIO = sys.stderr,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
 ) -> int:
     """`agentcli undo [--task ID]`: 0 when restored, 1 when refused (with the reason);
     SessionBusyError (exit 2, as for `run --resume`) while another process uses its session."""
+    out, err = out or sys.stdout, err or sys.stderr
     where = resolve_workspace(workspace)
     try:
         result = records.undo(where, task_id)
