@@ -127,7 +127,10 @@ def process_state(
     gc_enabled, frozen = gc.isenabled(), gc.get_freeze_count()
     threads = set(threading.enumerate())
     unchanged = _state_that_must_not_change()
-    out, err = _Stream(), _Stream(errors="backslashreplace")
+    # Python's own choice for a process in this locale: stdout's errors (surrogateescape
+    # in a UTF-8 or C locale, else strict), backslashreplace on stderr.
+    out = _Stream(errors=getattr(sys.__stdout__, "errors", None) or "strict")
+    err = _Stream(errors="backslashreplace")
     try:
         for name, value in env.items():
             if value is None:

@@ -29,6 +29,7 @@ from agentcli.tools.base import PermissionTarget, Risk
 from agentcli.ui.prompter import TerminalPrompter
 from agentcli.ui.repl.calls import call_line, diff_text
 from agentcli.ui.safe import safe_console, visible
+from tests.inprocess import run_in_process
 
 HOSTILE = {
     "csi erase line": "\x1b[2K\rrm -rf ~",
@@ -232,7 +233,9 @@ def test_json_keeps_the_exact_strings(workspace: Path) -> None:
     payload = FROM_THE_MODEL
     with FakeMessagesServer() as server:
         _script(server, payload)
-        done = _run(workspace, server, "--permission-mode", "auto", "--output-format", "json")
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "t"}
+        args = ("run", "go", "--permission-mode", "auto", "--output-format", "json")
+        done = run_in_process(*args, cwd=workspace, env=env)
     result = json.loads(done.stdout)
     assert result["final_text"] == f"the answer {payload} [bold]literal[/bold]"
     assert b"\x1b" not in done.stdout  # JSON escaping makes them inert: \u001b

@@ -5,9 +5,6 @@ workspace: its allow rules, looser modes, sandbox openings and acceptance comman
 from __future__ import annotations
 
 import multiprocessing
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +28,7 @@ from agentcli.trust import (
 )
 from agentcli.ui.cli import run_app
 from agentcli.ui.run import RunOptions, build_manager
-from tests.test_cli_run import agentcli, result_of
+from tests.test_cli_run import cli, result_of
 
 HOSTILE = """\
 allow = ["shell(*)"]
@@ -321,9 +318,7 @@ def test_an_untrusted_repo_cannot_run_commands_unasked(
     server.push(
         *[stream_message([tool_use("shell", {"command": "touch pwned"})]) for _ in range(3)]
     )
-    proc = agentcli(
-        "run", "summarize this repo", "--output-format", "json", server=server, cwd=hostile
-    )
+    proc = cli("run", "summarize this repo", "--output-format", "json", server=server, cwd=hostile)
     assert proc.returncode == 4, proc.stderr
     data = result_of(proc)
     assert data["terminal_reason"] == "permission_denied"
@@ -344,20 +339,13 @@ def test_once_trusted_the_repo_config_applies(
     if how == "--trust-project":
         extra = [how]
     else:
-        trusted = subprocess.run(
-            [sys.executable, "-m", "agentcli", "trust"],
-            cwd=hostile,
-            env=dict(os.environ),
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        trusted = cli("trust", server=None, cwd=hostile)
         assert trusted.returncode == 0, trusted.stderr
     server.push(
         stream_message([tool_use("shell", {"command": "touch by-model"})]),
         stream_message([text("done")]),
     )
-    proc = agentcli("run", "x", "--output-format", "json", *extra, server=server, cwd=hostile)
+    proc = cli("run", "x", "--output-format", "json", *extra, server=server, cwd=hostile)
     assert proc.returncode == 0, proc.stderr
     data = result_of(proc)
     assert data["task_state"] == "succeeded"
@@ -370,7 +358,7 @@ def test_stream_json_carries_the_notice_and_stderr_says_it(
     server: FakeMessagesServer, hostile: Path
 ) -> None:
     server.push(stream_message([text("ok")]))
-    proc = agentcli("run", "x", "--output-format", "stream-json", "-q", server=server, cwd=hostile)
+    proc = cli("run", "x", "--output-format", "stream-json", "-q", server=server, cwd=hostile)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.count("this workspace is not trusted") == 1
     notices = [line for line in proc.stdout.splitlines() if '"type": "notice"' in line]

@@ -5,7 +5,6 @@ with `permission_denied` (exit 4) after the configured number of denials."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -17,6 +16,7 @@ import pytest
 
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
 from agentcli.trust import set_trusted
+from tests.inprocess import decoded, run_in_process
 
 
 @pytest.fixture
@@ -29,15 +29,16 @@ def server() -> Iterator[FakeMessagesServer]:
 def run_agentcli(
     server: FakeMessagesServer, workspace: Path, *args: str
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    env = {**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentcli", "run", "-", "--output-format", "json", *args],
-        cwd=workspace,
-        env=env,
-        input="set the project up",  # stdin is a pipe, not a terminal
-        capture_output=True,
-        text=True,
-        timeout=60,
+    """`agentcli run - --output-format json ARGS`, in-process, the task piped in (stdin is a
+    pipe, not a terminal)."""
+    env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"}
+    proc = decoded(
+        run_in_process(
+            *("run", "-", "--output-format", "json", *args),
+            cwd=workspace,
+            env=env,
+            stdin="set the project up",
+        )
     )
     return proc, json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -104,14 +105,10 @@ def test_allow_flags_and_config_rules_let_calls_through(
 
 
 def test_a_malformed_rule_is_a_usage_error(workspace: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentcli", "run", "x", "--allow", "shell(pytest"],
-        cwd=workspace,
-        env={**os.environ, "ANTHROPIC_API_KEY": "test"},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    proc = decoded(
+        run_in_process(
+            "run", "x", "--allow", "shell(pytest", cwd=workspace, env={"ANTHROPIC_API_KEY": "test"}
+        )
     )
     assert proc.returncode == 2
     assert "invalid permission rule 'shell(pytest'" in proc.stderr

@@ -6,7 +6,8 @@ effect happened twice (files and an append-only log are checked), and every requ
 received had each `tool_use` answered by exactly one `tool_result`.
 
 The precise kill points come from `AGENTCLI_FAULT` (see `agentcli.store.faults`); the mid-command
-kill is a real SIGKILL from outside while the shell command runs.
+kill is a real SIGKILL from outside while the shell command runs. The resume runs in-process
+(`tests.inprocess`): what it reads is what the killed process left on disk.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from agentcli.call_records import CallStatus
 from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
+from tests.inprocess import decoded, run_in_process
 
 AGENTCLI = [sys.executable, "-m", "agentcli"]
 WRITE = {"path": "out.txt", "content": "hello\n"}
@@ -66,12 +68,18 @@ def resume(server: FakeMessagesServer, workspace: Path, session_id: str | None) 
     """`run --resume ID "continue"` (`--continue` without an id), in text mode (notices on
     stderr); return stderr."""
     which = ["--resume", session_id] if session_id else ["--continue"]
-    process = start(server, workspace, *which, "continue")
-    stdout, stderr = process.communicate(timeout=60)
-    assert process.returncode == 0, stderr
-    assert stdout == "done\n"
-    assert "the previous run of this session was interrupted; recovered it:" in stderr
-    return stderr
+    env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"}
+    done = decoded(
+        run_in_process(
+            *("run", "-C", str(workspace), "--permission-mode", "yolo", *which, "continue"),
+            cwd=workspace,
+            env={**env, "AGENTCLI_FAULT": None},
+        )
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "done\n"
+    assert "the previous run of this session was interrupted; recovered it:" in done.stderr
+    return done.stderr
 
 
 def repaired_results(server: FakeMessagesServer, request: int) -> dict[str, dict[str, Any]]:

@@ -1,14 +1,12 @@
-"""Black-box: `agentcli run` offers the six built-in tools to the model and executes them."""
+"""`agentcli run` (in-process) offers the six built-in tools to the model and executes them."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
+from tests.test_cli_run import cli
 
 
 def test_run_offers_and_executes_the_builtin_tools(workspace: Path) -> None:
@@ -25,24 +23,10 @@ def test_run_offers_and_executes_the_builtin_tools(workspace: Path) -> None:
             ),
             stream_message([text("done")]),
         )
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "agentcli",
-                "run",
-                "look",
-                "--output-format",
-                "json",
-                "--permission-mode",
-                "accept-edits",
-            ],
+        proc = cli(
+            *("run", "look", "--output-format", "json", "--permission-mode", "accept-edits"),
+            server=server,
             cwd=workspace,
-            env={**os.environ, "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"},
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=60,
         )
         assert server.pairing_problems() == []
         first, second = server.requests[0].body, server.requests[1].body
