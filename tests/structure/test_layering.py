@@ -4,6 +4,7 @@ import under `if TYPE_CHECKING:` or inside a function counts: it is still a depe
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "agentcli"
@@ -18,13 +19,25 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """`path`'s syntax tree, parsed once per test process: every structure test reads the
+    whole package."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def import_graph() -> dict[str, set[str]]:
     """Module → the agentcli modules it imports, wherever in the file the import is."""
+    return {name: set(targets) for name, targets in _import_graph().items()}
+
+
+@functools.cache
+def _import_graph() -> dict[str, frozenset[str]]:
     modules = _modules()
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.ImportFrom):
                 base = node.module or ""
                 if node.level:
@@ -36,7 +49,7 @@ def import_graph() -> dict[str, set[str]]:
             else:
                 continue
             graph[name] |= {t for t in targets if t in modules and t != name}
-    return graph
+    return {name: frozenset(targets) for name, targets in graph.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

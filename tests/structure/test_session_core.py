@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from tests.structure.test_layering import PACKAGE, import_graph
+from tests.structure.test_layering import PACKAGE, import_graph, parsed
 
 BEHIND_THE_CORE = ("agentcli.store", "agentcli.recovery", "agentcli.checkpoints", "agentcli.undo")
 
@@ -50,7 +50,7 @@ def test_no_setting_is_named_by_its_dotted_key_outside_the_settings_modules() ->
         f"{path.relative_to(PACKAGE.parent)}:{node.lineno}: {node.value}"
         for path in sorted(PACKAGE.rglob("*.py"))
         if path.name not in ("config.py", "settings.py")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in ast.walk(parsed(path))
         if isinstance(node, ast.Constant) and node.value in keys
     ]
     assert found == []

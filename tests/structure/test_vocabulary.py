@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from tests.structure.test_layering import PACKAGE, import_graph
+from tests.structure.test_layering import PACKAGE, import_graph, parsed
 
 VOCABULARY = frozenset(
     {
@@ -44,7 +44,7 @@ def test_terminal_reason_is_imported_from_its_own_module() -> None:
     found = [
         f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
         for path in sorted(PACKAGE.rglob("*.py"))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in ast.walk(parsed(path))
         if isinstance(node, ast.ImportFrom)
         and node.module != "agentcli.terminal_reason"
         and any(alias.name == "TerminalReason" for alias in node.names)
