@@ -1,7 +1,11 @@
-"""Black-box tests of `agentcli run` (the real binary) against the fake Messages API server.
+"""`agentcli run` against the fake Messages API server: the command-line contract of SPEC §7
+(the JSON result, stream-json, text mode stdout/stderr split, exit codes 0/1/2/3/4/130, stdin
+handling).
 
-These are the command-line contract of SPEC §7: the JSON result, stream-json, text mode
-stdout/stderr split, exit codes 0/1/2/3/4/130, stdin handling.
+What only a process shows runs the real binary (`agentcli(...)`): the JSON result on stdout
+from a real start-up, the stdout/stderr split on real pipes, SIGINT, a command's child holding
+stdout open, and what `--version`/`--help` import. The rest runs the same command line
+in-process (`cli(...)`, see `tests.inprocess`): the SDK's import costs a process ~2 s.
 """
 
 from __future__ import annotations

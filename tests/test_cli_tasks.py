@@ -1,4 +1,5 @@
-"""Black-box: `agentcli run --accept` decides success from evidence, never from the claim."""
+"""`agentcli run --accept` decides success from evidence, never from the claim (in-process, and
+the exit code of a permission stop from the real binary)."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import io
 import json
+import os
 import random
 import sqlite3
 import subprocess
@@ -26,6 +27,7 @@ from agentcli.store import schema
 from agentcli.store.db import connect, journal_path
 from agentcli.store.sqlite import SqliteJournal
 from agentcli.ui.cli import run_app
+from tests.inprocess import decoded, run_in_process
 
 LATEST = len(schema.MIGRATIONS)
 
@@ -146,34 +148,46 @@ def test_every_command_refuses_a_broken_journal_naming_it_and_leaves_it_alone(
     assert not list(path.parent.glob("*.new"))  # no half-made journal left beside it
 
 
-def test_run_refuses_a_broken_journal_with_one_json_object(
-    broken: tuple[Path, str, str], workspace: Path
-) -> None:
-    """The real binary: a configuration error (exit 2) as the result object, before any
-    request (no API server is listening), the journal untouched."""
-    path, says, before = broken
-    done = subprocess.run(
-        [sys.executable, "-m", "agentcli", "run", "hi", "--output-format", "json"],
-        cwd=workspace,
-        env={**_env(), "ANTHROPIC_API_KEY": "test"},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def assert_run_refused(done: subprocess.CompletedProcess[str], path: Path, says: str) -> None:
+    """A configuration error (exit 2) as the one result object, the journal named."""
     assert done.returncode == 2, done.stderr
     (line,) = done.stdout.splitlines()
     result = json.loads(line)
     assert result["terminal_reason"] == "config_error" and result["task_state"] == "failed"
     assert str(path) in result["error"] and says in result["error"]
     assert str(path) in done.stderr and "Traceback" not in done.stderr
+
+
+def test_run_refuses_a_broken_journal_with_one_json_object(
+    broken: tuple[Path, str, str], workspace: Path
+) -> None:
+    """Before any request (no API server is listening), the journal untouched."""
+    path, says, before = broken
+    done = run_in_process(
+        "run", "hi", "--output-format", "json", cwd=workspace, env={"ANTHROPIC_API_KEY": "test"}
+    )
+    assert_run_refused(decoded(done), path, says)
     assert digest(path) == before
 
 
-def _env() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
+def test_the_binary_refuses_a_broken_journal_with_one_json_object(workspace: Path) -> None:
+    """The same through the real binary: its exit status and its stdout."""
+    make, says = BROKEN["random bytes"]
+    path = journal_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    make(path)
+    before = digest(path)
+    done = subprocess.run(
+        [sys.executable, "-m", "agentcli", "run", "hi", "--output-format", "json"],
+        cwd=workspace,
+        env={**os.environ, "ANTHROPIC_API_KEY": "test"},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert_run_refused(done, path, says)
+    assert digest(path) == before
 
 
 async def test_the_repl_says_the_journal_is_broken_and_goes_on(
@@ -281,15 +295,7 @@ def test_damage_found_after_opening_is_named_too(
     damaged_sessions_table(path)
     connect(path).close()  # it opens
     before = digest(path)
-    done = subprocess.run(
-        [sys.executable, "-m", "agentcli", *command],
-        cwd=workspace,
-        env={**_env(), "ANTHROPIC_API_KEY": "test"},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = decoded(run_in_process(*command, cwd=workspace, env={"ANTHROPIC_API_KEY": "test"}))
     assert done.returncode == 2, done.stderr
     assert f"the journal {path} is corrupt" in done.stderr and "Traceback" not in done.stderr
     if command[0] == "run":
