@@ -173,6 +173,8 @@ def run_in_process(
 ) -> subprocess.CompletedProcess[bytes]:
     """`python -m agentcli ARGS` in `cwd`, with `env` over the current environment (None
     removes a variable) and `stdin` piped in; its exit code, stdout and stderr as bytes."""
+    if (env or {}).get("AGENTCLI_FAULT", os.environ.get("AGENTCLI_FAULT")):
+        raise ValueError("AGENTCLI_FAULT kills the process it is set in: run the binary")
     data = stdin.encode() if isinstance(stdin, str) else stdin
     with process_state(cwd, env or {}, data) as (out, err), _dropped_at_exit():
         code = main(list(args))
