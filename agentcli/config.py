@@ -348,7 +348,7 @@ def untrusted_notice(settings: Settings) -> str | None:
         "this workspace is not trusted, so agentcli ignored what its own config files would "
         f"allow:\n{describe_ignored(settings)}\n"
         "If you trust this repository's config, run `agentcli trust` here (undo: "
-        "`agentcli trust --revoke`), or pass --trust-project to `agentcli run` for one run."
+        "`agentcli trust --revoke`), or pass --trust-project for one run or REPL."
     )
 
 

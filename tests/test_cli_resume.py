@@ -91,6 +91,20 @@ def test_in_a_terminal_resume_and_continue_open_the_repl_on_a_session(
     assert calls == [("repl", (settings, first_task))]
 
 
+def test_trust_project_before_the_task_reaches_the_repl_and_the_run(
+    calls: list[tuple[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", Terminal(tty=True))
+    assert run_app(["--trust-project", "fix it"]) == 0
+    monkeypatch.setattr("sys.stdin", Terminal(tty=False))
+    assert run_app(["--trust-project", "fix it"]) == 0
+    assert calls == [
+        ("repl", (ReplSettings(trust_project=True), "fix it")),
+        ("run", RunOptions(task="fix it", trust_project=True)),
+    ]
+    assert run_app(["--trust-project", "doctor"]) == 2  # before a command: the REPL's
+
+
 def test_without_a_terminal_they_are_a_run(
     calls: list[tuple[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:

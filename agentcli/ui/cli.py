@@ -119,13 +119,17 @@ def root(
         str | None,
         typer.Option("--provider", metavar="NAME", help="REPL: anthropic or openai."),
     ] = None,
+    trust_project: Annotated[
+        bool,
+        typer.Option("--trust-project", help="REPL: apply this workspace's config, .mcp.json."),
+    ] = False,
 ) -> None:
     """Start the interactive REPL when no command is given: `agentcli ["TASK"]` (with stdin not
     a terminal, a run: the task from stdin, or TASK with stdin as context). Options before a
     command are the REPL's."""
     given = any(
         (model, cwd, permission_mode, allow, deny, accept, effort, resume, continue_, provider)
-    ) or bool(mcp_config)
+    ) or bool(mcp_config or trust_project)
     if ctx.invoked_subcommand == PROMPT:
         return  # the prompt command reads these options from this context
     if ctx.invoked_subcommand is not None:
@@ -163,6 +167,7 @@ def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
         "resume": options.get("resume"),
         "continue_": bool(options.get("continue_")),
         "provider": options.get("provider"),
+        "trust_project": bool(options.get("trust_project")),
     }
     if sys.stdin is not None and sys.stdin.isatty():
         from agentcli.ui.repl.main import main as repl_main

@@ -48,3 +48,29 @@ async def test_mcp_lists_the_sessions_servers(
     assert "crashes  (" in shown and "status: failed: it closed the connection" in shown
     assert "cannot read its settings" in shown  # its stderr tail
     assert "planted  (" in shown and "ignored: the workspace is not trusted" in shown
+
+
+async def test_trust_project_applies_the_workspaces_mcp_json_in_the_repl(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    write_servers(workspace / ".mcp.json", {"project": stdio(DEMO)})
+    shown = {}
+    for trust in (False, True):
+        out = io.StringIO()
+        with create_pipe_input() as pipe:
+            repl = Repl(
+                ReplSettings(cwd=workspace, trust_project=trust),
+                console=Console(file=out, width=400, markup=False, highlight=False),
+                input=pipe,
+                output=DummyOutput(),
+                build=functools.partial(
+                    build_repl_manager, model_factory=lambda _name: ScriptedModel([])
+                ),
+            )
+            pipe.send_text("/mcp\r/exit\r")
+            assert await asyncio.wait_for(repl.run(), 60) == 0
+        shown[trust] = out.getvalue()
+    assert "ignored: the workspace is not trusted" in shown[False]
+    assert "status: ready, 11 tools" in shown[True] and "mcp__project__echo" in shown[True]
+    assert "not trusted" not in shown[True]

@@ -30,6 +30,8 @@ class ReplSettings:
     continue_: bool = False
     """`--continue`: open on the latest session in the workspace (also the first session only)."""
     provider: str | None = None
+    trust_project: bool = False
+    """`--trust-project`: this workspace's config files and `.mcp.json` apply in this REPL."""
 
     def flags(self) -> list[Flag]:
         return flags_of(
@@ -44,4 +46,6 @@ class ReplSettings:
 
     def resolve(self, workspace: Path) -> Settings:
         """The settings a session started now in `workspace` gets (UsageError if broken)."""
-        return load_settings(workspace, flags=self.flags())
+        return load_settings(
+            workspace, flags=self.flags(), trusted=True if self.trust_project else None
+        )
