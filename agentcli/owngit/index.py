@@ -84,7 +84,7 @@ def snapshot_tree(
             try:
                 noted = json.dumps(state)
                 tree = _add_all(run, kept)
-                if _agrees_with_fresh(run, state, tree, work_tree, settings):
+                if _agrees_with_fresh(run, state, tree, work_tree, settings, private):
                     if json.dumps(state) != noted:
                         _write_state(state_path, state)
                     return tree
@@ -146,7 +146,12 @@ def _seed(run: Runner, real: Path, kept: Path, state_path: Path, state: dict[str
 
 
 def _agrees_with_fresh(
-    run: Runner, state: dict[str, object], tree: str, work_tree: Path, settings: tuple[str, ...]
+    run: Runner,
+    state: dict[str, object],
+    tree: str,
+    work_tree: Path,
+    settings: tuple[str, ...],
+    private: Path,
 ) -> bool:
     """Whether `tree`, written through the kept index, is what a fresh computation gives:
     none of the paths it adds to the repository index's tree (the state's `base`) is ignored
@@ -160,7 +165,7 @@ def _agrees_with_fresh(
         added, deleted = _changes(run, str(state["base"]), tree)
     if any(os.path.lexists(work_tree / path) for path in deleted):
         return False
-    rules = _ignore_files(work_tree, added, settings)
+    rules = _ignore_files(work_tree, added, settings, private)
     # Paths git added just now were not ignored; those verified before still are not, if no
     # file that could ignore them changed since.
     unchanged = rules is not None and isinstance(last, dict) and last.get("rules") == rules
@@ -193,7 +198,7 @@ def _any_ignored(run: Runner, paths: list[str]) -> bool:
 
 
 def _ignore_files(
-    work_tree: Path, paths: list[str], settings: tuple[str, ...]
+    work_tree: Path, paths: list[str], settings: tuple[str, ...], private: Path
 ) -> dict[str, list[int] | None] | None:
     """The stat of every file whose rules decide whether `paths` are ignored: the
     `.gitignore` of each of their directories, the private `info/exclude` (a copy of the
@@ -205,6 +210,7 @@ def _ignore_files(
             directory = directory.rsplit("/", 1)[0] if "/" in directory else ""
             files.add(directory)
     named = [work_tree / d / ".gitignore" for d in sorted(files)]
+    named.append(private / "info" / "exclude")  # rewritten only when the repository's changes
     named += [Path(v.partition("=")[2]) for v in settings if v.startswith("core.excludesFile=")]
     config_home = os.environ.get("XDG_CONFIG_HOME") or str(Path("~/.config").expanduser())
     named.append(Path(config_home) / "git" / "ignore")

@@ -180,6 +180,26 @@ def test_an_untracked_file_ignored_later_leaves_the_tree(
     assert {"out.bin", "d/gen.py"} & set(names(repo, tree)) == set()
 
 
+def test_a_file_excluded_later_in_info_exclude_leaves_the_tree_once_settled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in review: with every ignore file settled, a change to only the repository's
+    `info/exclude` skipped the check, and the kept tree kept a file git now ignores."""
+    monkeypatch.setattr(index, "RACY_WINDOW_NS", 0)
+    root = make_repo(tmp_path / "repo")
+    repo = find_repo(root)
+    assert repo is not None
+    spy = Spy(repo, monkeypatch)
+    (root / "U.txt").write_text("untracked\n")
+    spy.tree()
+    assert "U.txt" in names(repo, spy.tree())  # verified and noted as such
+    with (root / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write("U.txt\n")
+    tree = spy.tree()
+    assert tree == oracle_tree(root, tmp_path)
+    assert "U.txt" not in names(repo, tree)
+
+
 @pytest.mark.parametrize("damage", ["corrupt", "missing", "state", "pruned-base"])
 def test_a_damaged_kept_index_falls_back_to_the_fresh_tree(
     tmp_path: Path, damage: str, monkeypatch: pytest.MonkeyPatch
