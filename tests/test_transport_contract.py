@@ -20,7 +20,7 @@ from agentcli.errors import ConfigError, ModelError, RetryableModelError
 from agentcli.messages import Message
 from agentcli.model import ModelClient, ModelRequest, ModelResponse, ToolSpec
 from agentcli.model.anthropic import AnthropicModel
-from agentcli.model.http import API_VERSION, HttpAnthropicModel
+from agentcli.model.http import API_VERSION, HttpAnthropicModel, custom_headers
 from agentcli.model.wire import status_error
 from agentcli.testing.fake_api import (
     FakeMessagesServer,
@@ -327,8 +327,8 @@ async def test_certificates_are_loaded_for_https_only(monkeypatch: pytest.Monkey
     ((verify, context),) = made
     assert verify is True
     assert context.verify_mode is ssl.CERT_REQUIRED and context.check_hostname
-    # Redirects are followed (as the SDK follows them) only where every hop is verified.
-    assert [m._client.follow_redirects for m in (plain, secure)] == [False, True]
+    # Redirects are never followed (a hop elsewhere would carry the key; see below).
+    assert [m._client.follow_redirects for m in (plain, secure)] == [False, False]
     await plain.aclose()
     await secure.aclose()
 
@@ -356,11 +356,11 @@ async def test_text_beyond_ascii_arrives_intact_on_both(
     assert server.requests[0].body["system"][0]["text"] == REQUEST.system
 
 
-async def test_a_redirect_from_plain_http_is_not_followed_but_named(
+async def test_a_redirect_is_not_followed_but_named(
     server: FakeMessagesServer, both: dict[str, ModelClient]
 ) -> None:
-    """From http, a redirect could lead to an https server whose certificate nobody checks
-    (the thin transport loads no certificates for http): it ends the task and says where to."""
+    """A redirect could lead to another host, which would get the key (`x-api-key` survives a
+    cross-origin hop in httpx) and the conversation: it ends the task and says where to."""
     elsewhere = "https://api.example.com/v1/messages"
     server.push(RawResponse(status=307, body=b"", headers={"location": elsewhere}))
     with pytest.raises(ModelError) as info:
@@ -368,3 +368,28 @@ async def test_a_redirect_from_plain_http_is_not_followed_but_named(
     assert info.value.status_code == 307
     assert f"redirects to {elsewhere}: set ANTHROPIC_BASE_URL" in info.value.message
     assert len(server.requests) == 1
+
+
+async def test_a_redirect_from_https_to_elsewhere_sends_nothing_there() -> None:
+    """Found in review: following a 307 from https to another host sent it `x-api-key`."""
+    seen: list[httpx2.Request] = []
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(307, headers={"location": "http://evil.example.net/v1/messages"})
+
+    model = HttpAnthropicModel("claude-sonnet-4-5", base_url="https://api.example.com")
+    await model._client.aclose()
+    model._client = httpx2.AsyncClient(transport=httpx2.MockTransport(answer))
+    with pytest.raises(ModelError) as info:
+        await model.complete(REQUEST, lambda _e: None)
+    assert "redirects to http://evil.example.net/v1/messages" in info.value.message
+    assert [str(r.url) for r in seen] == ["https://api.example.com/v1/messages"]
+    await model.aclose()
+
+
+def test_custom_headers_cannot_set_the_framing() -> None:
+    sent = custom_headers(
+        "Content-Length: 2\nTransfer-Encoding: chunked\nHost: x\nConnection: close\nX-Team: a"
+    )
+    assert sent == {"x-team": "a"}

@@ -60,7 +60,8 @@ class Configured:
         return (
             f"this workspace is not trusted, so agentcli did not start the MCP servers of "
             f"{self.ignored_file}: {names}. They are programs the repository chose; if you "
-            "trust it, run `agentcli trust` here, or pass --trust-project (to `agentcli` or `agentcli run`)."
+            "trust it, run `agentcli trust` here, or pass --trust-project (to `agentcli` or "
+            "`agentcli run`)."
         )
 
 

@@ -61,13 +61,19 @@ def auth_headers(api_key: str | None = None, auth_token: str | None = None) -> d
     return headers
 
 
+FRAMING_HEADERS = frozenset({"content-length", "transfer-encoding", "host", "connection"})
+"""What the HTTP client sets from the request itself: a custom value would only break it."""
+
+
 def custom_headers(value: str | None) -> dict[str, str]:
-    """`ANTHROPIC_CUSTOM_HEADERS`, read as the SDK reads it: one `Name: value` per line."""
+    """`ANTHROPIC_CUSTOM_HEADERS`, read as the SDK reads it: one `Name: value` per line (but
+    never the message's framing, `FRAMING_HEADERS`)."""
     headers: dict[str, str] = {}
     for line in (value or "").split("\n"):
         name, colon, rest = line.partition(":")
-        if colon and name.strip():
-            headers[name.strip().lower()] = rest.strip()
+        name = name.strip().lower()
+        if colon and name and name not in FRAMING_HEADERS:
+            headers[name] = rest.strip()
     return headers
 
 
@@ -97,13 +103,14 @@ class HttpAnthropicModel:
         }
         # Certificates are loaded only for https: a plain-http base URL (a local proxy, a test
         # server) never uses TLS, and loading the CA bundle costs start-up time. Redirects are
-        # followed (as the SDK follows them) only from https, where every hop is verified: from
-        # plain http one could lead to an https server nobody checked.
+        # never followed: a hop to another host would carry the key (httpx drops only
+        # `Authorization` across origins, not `x-api-key`) and the whole conversation, possibly
+        # over plain http. A 3xx ends the task naming where it points (`wire.status_error`).
         secure = base.lower().startswith("https://")
         self._client = httpx2.AsyncClient(
             timeout=httpx2.Timeout(request_timeout_s, connect=CONNECT_TIMEOUT_S),
             verify=secure,
-            follow_redirects=secure,
+            follow_redirects=False,
         )
 
     @property
