@@ -18,7 +18,12 @@ from hypothesis import strategies as st
 from agentcli.context import ThinkingBound, bound_thinking
 from agentcli.messages import Message, Producer, ToolResultBlock
 from agentcli.model import ModelRequest
-from agentcli.model.request import build_request_params, request_body, sendable_messages
+from agentcli.model.request import (
+    build_request_params,
+    encode_request,
+    request_body,
+    sendable_messages,
+)
 
 MODEL = "claude-sonnet-4-5"
 PRODUCERS = [Producer("claude-sonnet-4-5", "k1"), Producer("claude-sonnet-4-5", "k2"), None]
@@ -145,3 +150,31 @@ def test_thinking_bound_between_requests_equals_bounding_the_whole_history(
         else:  # the context view replaces an old stretch with a stub: a new prefix
             history = [Message.user("[elided]"), *history[op[1] :]]
         assert bound(history, caller, binds=binds) == bound_thinking(history, caller, binds=binds)
+
+
+LONE = "look \ud83d"  # a lone surrogate: what json.loads makes of a `"\ud83d"` escape
+
+
+def test_a_lone_surrogate_from_the_server_goes_back_escaped_not_as_an_error() -> None:
+    """Found in review: a model's text (or a tool's input) holding a `"\\ud83d"` escape made
+    every later request fail to encode, so the session could not go on or be resumed."""
+    answer = Message.from_wire(
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": LONE},
+                {"type": "tool_use", "id": "toolu_1", "name": "t", "input": {"q": LONE}},
+            ],
+        }
+    )
+    history = [
+        Message.user("hi"),
+        answer,
+        Message(role="user", content=(ToolResultBlock("toolu_1", "ok"),)),
+    ]
+    body = request_body(MODEL, request(history))
+    assert json.loads(body) == build_request_params(MODEL, request(history))
+    assert b"\\ud83d" in body
+    body.decode("utf-8")  # valid UTF-8 (here: ASCII)
+    assert json.loads(encode_request({"x": LONE, "y": "é"})) == {"x": LONE, "y": "é"}
+    assert encode_request({"y": "é"}) == '{"y":"é"}'.encode()  # UTF-8 whenever it can be

@@ -393,3 +393,31 @@ def test_custom_headers_cannot_set_the_framing() -> None:
         "Content-Length: 2\nTransfer-Encoding: chunked\nHost: x\nConnection: close\nX-Team: a"
     )
     assert sent == {"x-team": "a"}
+
+
+@pytest.mark.parametrize(
+    ("value", "low", "high"),
+    [
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0, 0.0),  # already past: at once
+        ("in a while", None, None),  # not a wait: our own backoff
+        ("-5", None, None),
+        ("nan", None, None),
+    ],
+)
+def test_retry_after_may_be_an_http_date(value: str, low: float | None, high: float | None) -> None:
+    error = status_error(429, {"retry-after": value}, "{}")
+    assert isinstance(error, RetryableModelError)
+    if low is None:
+        assert error.retry_after is None
+    else:
+        assert error.retry_after is not None and low <= error.retry_after <= (high or 0.0)
+
+
+def test_retry_after_as_a_date_an_hour_ahead_is_about_an_hour() -> None:
+    import email.utils
+    import time
+
+    ahead = email.utils.formatdate(time.time() + 3600, usegmt=True)
+    error = status_error(503, {"retry-after": ahead}, "{}")
+    assert isinstance(error, RetryableModelError)
+    assert error.retry_after is not None and 3500 < error.retry_after <= 3601

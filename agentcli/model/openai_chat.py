@@ -13,10 +13,7 @@ which agentcli uses anyway, ~0.1 s (README, "Other models").
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
-import time
-from collections.abc import Mapping
 from typing import Any
 
 import httpx2
@@ -27,8 +24,9 @@ from agentcli.events import EventSink, Notice
 from agentcli.model import ModelRequest, ModelResponse
 from agentcli.model.openai_request import chat_request_body
 from agentcli.model.openai_stream import ChatStreamAccumulator
+from agentcli.model.request import encode_request
 from agentcli.model.stream import ServerSentEvent, SseParser
-from agentcli.model.wire import RETRYABLE_STATUS
+from agentcli.model.wire import RETRYABLE_STATUS, retry_after
 from agentcli.provider import OpenAIEndpoint
 from agentcli.terminal_reason import TerminalReason
 
@@ -98,7 +96,9 @@ class OpenAIChatModel:
             # goes quiet, however long the whole answer takes.
             async with (
                 asyncio.timeout(idle) as watchdog,
-                self._client.stream("POST", url, json=body) as response,
+                self._client.stream(
+                    "POST", url, content=encode_request(body), headers=JSON_CONTENT
+                ) as response,
             ):
                 answered = True
                 if response.status_code >= 400:
@@ -206,23 +206,4 @@ def _error_body(data: bytes) -> tuple[str, str, str]:
     return "error", str(error)[:300], ""
 
 
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """The wait a server asks for: `retry-after-ms`, or `retry-after` in seconds or as a date."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return float(millis) / 1000
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
+JSON_CONTENT = {"content-type": "application/json"}

@@ -133,12 +133,26 @@ def request_body(model: str, request: ModelRequest) -> bytes:
         else:
             parts.append(encode_json(item))
     head = encode_json({k: v for k, v in params.items() if k != "messages"})
-    return f'{head[:-1]},"messages":[{",".join(parts)}]}}'.encode()
+    try:
+        return f'{head[:-1]},"messages":[{",".join(parts)}]}}'.encode()
+    except UnicodeEncodeError:
+        return encode_request(params)
 
 
 def encode_json(value: Any) -> str:
     """Compact JSON, as the request body carries it (no NaN: the API would refuse it)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def encode_request(value: Any) -> bytes:
+    """`value` as a request body: UTF-8 JSON. A lone surrogate (a server can itself send a
+    `"\\ud83d"` escape in a model's text or a tool's input, and it is kept as sent) cannot be
+    UTF-8: such a body goes with every non-ASCII character escaped, as the server sent it,
+    rather than ending the session with an error on every later request."""
+    try:
+        return encode_json(value).encode()
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode()
 
 
 def _sendable(message: Message) -> JsonObject:

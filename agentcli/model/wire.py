@@ -10,9 +10,11 @@ the stream's lines) to the functions here.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 import math
 import os
+import time
 from collections.abc import AsyncIterable, Mapping
 from typing import Any
 
@@ -58,7 +60,7 @@ def status_error(status: int, headers: Mapping[str, str], body: str | None) -> E
         return RetryableModelError(
             f"{status} {etype}: {message}",
             status_code=status,
-            retry_after=_retry_after(headers),
+            retry_after=retry_after(headers),
         )
     advice = _ADVICE.get(status, "")
     if 300 <= status < 400:
@@ -156,9 +158,10 @@ def _error_body(status: int, body: str | None) -> tuple[str, str]:
     return "error", fallback
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds the server asks to wait: `retry-after-ms`, else `retry-after` (in seconds), as
-    the SDK reads them; None (our own backoff) when neither is a finite number."""
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds the server asks to wait: `retry-after-ms`, else `retry-after` in seconds or as
+    an HTTP date, as the SDKs read them; None (our own backoff) when neither is a finite,
+    non-negative wait."""
     for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
         value = headers.get(name)
         if value is None:
@@ -166,7 +169,13 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         try:
             seconds = float(value) / scale
         except ValueError:
-            continue
+            if name == "retry-after-ms":
+                continue
+            try:
+                seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+            except (TypeError, ValueError, OverflowError):
+                continue
+            seconds = max(seconds, 0.0)
         if math.isfinite(seconds) and seconds >= 0:
             return seconds
     return None
