@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from agentcli.errors import ConfigError, UsageError
 from agentcli.mcp.entry import ServerEntry, check_server_name
+from agentcli.sandbox.environment import without_own_credentials
 from agentcli.settings import Settings
 
 PROJECT_FILE = ".mcp.json"
@@ -168,8 +169,10 @@ class MissingVariable(Exception):
 
 
 def expand(entry: ServerEntry, environ: Mapping[str, str] | None = None) -> ServerEntry:
-    """`entry` with `${VAR}` and `${VAR:-default}` replaced in every string value."""
-    env = os.environ if environ is None else environ
+    """`entry` with `${VAR}` and `${VAR:-default}` replaced in every string value. agentcli's
+    own credentials are not there to expand: a server never gets them, not even by asking for
+    `${ANTHROPIC_API_KEY}` in its environment, headers or URL."""
+    env = without_own_credentials(os.environ if environ is None else environ)
 
     def one(value: str) -> str:
         def substitute(match: re.Match[str]) -> str:

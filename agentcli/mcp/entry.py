@@ -75,10 +75,21 @@ class ServerEntry(BaseModel):
         return self.url or ""
 
 
+MAX_SERVER_NAME = 40
+"""Tool names are at most 64 characters (`mcp__NAME__TOOL`): a longer server name would leave
+no room for the tool's, and a rule on the server would no longer match its tools."""
+
+
 def check_server_name(name: str) -> str | None:
-    """Why `name` cannot name a server, or None."""
-    if not SERVER_NAME.match(name):
+    """Why `name` cannot name a server, or None. The name must read back unambiguously from
+    `mcp__NAME__TOOL`: no `__` in it, and no `_` at either end (`mcp__a___x` would be server
+    `a`'s tool `_x` and server `a_`'s tool `x` alike, and a rule on one would cover the other)."""
+    if not SERVER_NAME.fullmatch(name):
         return "a server name may only have letters, digits, `_` and `-`"
     if "__" in name:
         return "a server name may not contain `__` (it separates the parts of `mcp__NAME__TOOL`)"
+    if name.startswith("_") or name.endswith("_"):
+        return "a server name may not start or end with `_` (`mcp__NAME__TOOL` would be ambiguous)"
+    if len(name) > MAX_SERVER_NAME:
+        return f"a server name may have at most {MAX_SERVER_NAME} characters (tool names have 64)"
     return None

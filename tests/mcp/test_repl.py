@@ -74,3 +74,39 @@ async def test_trust_project_applies_the_workspaces_mcp_json_in_the_repl(
     assert "ignored: the workspace is not trusted" in shown[False]
     assert "status: ready, 11 tools" in shown[True] and "mcp__project__echo" in shown[True]
     assert "not trusted" not in shown[True]
+
+
+async def test_tools_lists_mcp_tools_whatever_their_descriptions(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found in review: a description that starts with ". " made /tools an internal error."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    odd = workspace.parent / "odd.py"
+    odd.write_text(
+        "from mcp.server.mcpserver import MCPServer\n"
+        "server = MCPServer('odd')\n"
+        "@server.tool(description='. starts with a dot')\n"
+        "def dot() -> str:\n    return 'x'\n"
+        "@server.tool(description='')\n"
+        "def blank() -> str:\n    return 'x'\n"
+        "server.run()\n"
+    )
+    config = write_servers(
+        workspace.parent / "servers.json", {"demo": stdio(DEMO), "odd": stdio(str(odd))}
+    )
+    out = io.StringIO()
+    with create_pipe_input() as pipe:
+        repl = Repl(
+            ReplSettings(cwd=workspace, mcp_config=[config]),
+            console=Console(file=out, width=400, markup=False, highlight=False),
+            input=pipe,
+            output=DummyOutput(),
+            build=functools.partial(
+                build_repl_manager, model_factory=lambda _name: ScriptedModel([])
+            ),
+        )
+        pipe.send_text("/tools\r/exit\r")
+        assert await asyncio.wait_for(repl.run(), 60) == 0
+    shown = out.getvalue()
+    assert "internal error" not in shown
+    assert "mcp__demo__echo" in shown and "mcp__odd__dot" in shown and "mcp__odd__blank" in shown

@@ -166,7 +166,7 @@ async def _tools(repl: Repl, arg: str) -> None:
         return
     text = Text()
     for tool in manager.tools:
-        first = tool.description.strip().split(". ")[0].splitlines()[0]
+        first = next(iter(tool.description.strip().split(". ")[0].splitlines()), "")
         text.append(f"  {tool.name:<12}", style="bold")
         text.append(f"{tool.risk.value:<9}", style="magenta")
         text.append(f"{first[:56]}\n")
