@@ -52,6 +52,9 @@ class Configured:
     ignored: list[str] = field(default_factory=list)
     """Servers of the workspace's `.mcp.json`, not started: the workspace is not trusted."""
     ignored_file: Path | None = None
+    trusted: bool = False
+    """Whether the workspace is trusted: only then do stdio servers start in it (see
+    `session.server_directory`)."""
 
     def notice(self) -> str | None:
         """What to tell the user once about an ignored `.mcp.json`, or None."""
@@ -70,7 +73,7 @@ def configured_servers(
     settings: Settings, workspace: Path, extra_files: Sequence[Path] = ()
 ) -> Configured:
     """Every server the session should start (see the module docstring)."""
-    found = Configured()
+    found = Configured(trusted=settings.provenance.trusted)
     for name, entry in settings.mcp_servers.items():
         origin = settings.origin(f"mcp_servers.{name}")
         found.servers[name] = ConfiguredServer(name, entry, str(origin) if origin else "config")

@@ -30,7 +30,8 @@ class ServerEntry(BaseModel):
     """`stdio` (the default with `command`), `http` (streamable HTTP, the default with `url`) or
     `sse` (the legacy HTTP transport)."""
     command: str | None = None
-    """The program to start (stdio), found on PATH; it runs in the workspace."""
+    """The program to start (stdio), found on PATH; it runs in the workspace once that is
+    trusted, else in the user's home (`mcp.session.server_directory`)."""
     args: list[str] = []
     """Its arguments."""
     env: dict[str, str] = {}

@@ -76,8 +76,19 @@ def start_servers(
     from agentcli.mcp.hub import process_hub
 
     hub = hub or process_hub()
-    servers = hub.start(list(configured.servers.values()), workspace)
+    servers = hub.start(list(configured.servers.values()), server_directory(configured, workspace))
     return StartingServers(configured=configured, hub=hub, servers=servers, report=report, say=say)
+
+
+def server_directory(configured: Configured, workspace: Path) -> Path:
+    """Where stdio servers start: the workspace once it is trusted; else the user's home. A
+    launcher takes its program from its working directory (`npx` from `node_modules/.bin`,
+    `python -m` from the directory itself): in an untrusted repository, the repository would
+    choose what the user's own server entry runs."""
+    if configured.trusted:
+        return workspace
+    home = Path.home()
+    return home if home.is_dir() else Path("/")
 
 
 def problem_reporter(

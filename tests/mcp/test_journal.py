@@ -26,7 +26,8 @@ from tests.mcp.conftest import DEMO, stdio, write_servers
 
 def test_an_interrupted_mcp_call_is_never_run_again(workspace: Path) -> None:
     """Killed after the server did the work, before the result was recorded (the kill points
-    before that are the same code path for every tool: `tests/recovery`)."""
+    before that are the same code path for every tool: `tests/recovery`). The workspace is
+    trusted, so the server runs in it and its file lands there."""
     touched = "touched\n"
     config = write_servers(workspace.parent / "servers.json", {"demo": stdio(DEMO)})
     made = workspace / "made.txt"
@@ -40,7 +41,7 @@ def test_an_interrupted_mcp_call_is_never_run_again(workspace: Path) -> None:
         }
         done = subprocess.run(
             [sys.executable, "-m", "agentcli", "run", "-C", str(workspace), "--mcp-config",
-             str(config), "--allow", "mcp__demo__*", "touch it"],
+             str(config), "--allow", "mcp__demo__*", "--trust-project", "touch it"],
             env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         assert done.returncode == -signal.SIGKILL, done.stderr
@@ -54,7 +55,7 @@ def test_an_interrupted_mcp_call_is_never_run_again(workspace: Path) -> None:
     events: list[Event] = []
     options = RunOptions(
         task="continue", cwd=workspace, resume=session.id, mcp_config=[config],
-        allow=["mcp__demo__*"],
+        allow=["mcp__demo__*"], trust_project=True,
     )  # fmt: skip
     manager = build_manager(options, events.append, model_factory=lambda _name: model)
     asyncio.run(manager.run_task("continue"))

@@ -278,3 +278,30 @@ def test_a_server_whose_configuration_changed_is_replaced(workspace: Path, hub: 
     assert first.pgid is not None and second.pgid is not None
     hub.close()
     assert not group_alive(first.pgid) and not group_alive(second.pgid)
+
+
+@pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
+def test_the_users_servers_start_in_the_workspace_only_once_it_is_trusted(
+    workspace: Path,
+    events: list[Event],
+    hub: McpHub,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    trusted: bool,
+) -> None:
+    """Found in review: the user's own entry (`python -m NAME`, `npx PACKAGE`) took its program
+    from the working directory, and in an untrusted clone that is the repository's choice."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    marker = tmp_path / "planted-ran"
+    planted = workspace / "planted_server"
+    planted.mkdir()
+    (planted / "__main__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    entry = {"command": sys.executable, "args": ["-m", "planted_server"]}
+    manager, _ = session(
+        workspace, {"mine": entry}, [respond(text("done"))], events, trust_project=trusted
+    )
+    asyncio.run(manager.run_task("x"))
+    assert marker.exists() is trusted
+    assert [e.server for e in events if isinstance(e, McpServerFailed)] == ["mine"]
