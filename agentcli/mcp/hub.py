@@ -21,7 +21,8 @@ import contextlib
 import signal
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -32,6 +33,7 @@ from agentcli.mcp.config import ConfiguredServer, MissingVariable, expand
 STDERR_TAIL_CHARS = 1500
 ALIVE = ("starting", "ready")
 CLOSE_WAIT_S = 8.0
+WAIT_POLL_S = 0.02
 """How long `close` waits for every server to stop (the SDK escalates to SIGKILL within ~4 s)."""
 
 
@@ -135,8 +137,13 @@ class McpHub:
 
     @staticmethod
     def wait(servers: Sequence[Server]) -> None:
-        """Block until each server is ready or has failed (each within its startup timeout)."""
-        concurrent.futures.wait([server.started for server in servers])
+        """Block until each server is ready or has failed (each within its startup timeout).
+        Ctrl-C or SIGTERM meanwhile raises KeyboardInterrupt here, where nothing is half
+        done (a sleep, not a lock's wait: interrupted there, `threading` can fail with
+        "release unlocked lock"); the servers still starting are stopped at exit (`close`)."""
+        with _sigterm_interrupts():
+            while not all(server.started.done() for server in servers):
+                time.sleep(WAIT_POLL_S)
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -254,6 +261,9 @@ class McpHub:
             self.servers, self._retired = {}, []
         if loop is None or thread is None:
             return
+        for server in servers:  # one still starting has no group noted yet
+            if server.pgid is None and server.errlog is not None:
+                server.pgid = groups.find_group(server.errlog)
         pgids = [server.pgid for server in servers if server.pgid is not None]
         for server in servers:
             server.reporters.clear()
@@ -272,6 +282,28 @@ class McpHub:
         for server in servers:
             if server.errlog is not None:
                 server.errlog.close()
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM as Ctrl-C while this runs (in the main thread: elsewhere signals are not ours),
+    so a `kill` while servers start stops them too instead of leaving them behind."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is not signal.SIG_DFL:  # someone (the run's task) handles it already
+        yield
+        return
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _set_stop(server: Server) -> None:
