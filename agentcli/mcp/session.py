@@ -35,7 +35,7 @@ class StartingServers:
         failed is reported, and the session goes on without it."""
         if self.hub is None:
             return []
-        from agentcli.mcp.tool import make_tool, tool_name
+        from agentcli.mcp.tool import make_tool, schema_problem, tool_name
 
         self.hub.wait(self.servers)
         tools: list[Tool[Any]] = []
@@ -47,6 +47,10 @@ class StartingServers:
             server.reporters = [self.report]  # this session's (the REPL's /clear makes a new one)
             for remote in server.tools:
                 name = tool_name(server.name, remote.name)
+                problem = schema_problem(remote.input_schema)
+                if problem:  # the API would refuse every request that offers it
+                    self.say(f"MCP server {server.name}: tool {remote.name!r} left out: {problem}")
+                    continue
                 if name in names:
                     self.say(
                         f"MCP server {server.name}: tool {remote.name!r} left out: its name "

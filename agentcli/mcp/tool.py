@@ -41,6 +41,22 @@ def tool_name(server: str, tool: str) -> str:
     return f"{PREFIX}{server}__{_NOT_IN_NAME.sub('_', tool)}"[:MAX_NAME]
 
 
+def schema_problem(schema: Any) -> str | None:
+    """Why the model API would refuse `schema` as a tool's input schema (and with it every
+    request of the session), or None: it must be a valid JSON Schema of an object."""
+    import jsonschema  # type: ignore[import-untyped]
+
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        return "its input schema does not describe an object"
+    try:
+        jsonschema.validators.validator_for(
+            schema, default=jsonschema.Draft202012Validator
+        ).check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        return f"its input schema is not valid JSON Schema ({exc.message})"
+    return None
+
+
 class McpTool(Tool[McpArguments]):
     input_model: ClassVar[type[ToolInput]] = McpArguments
     hub: ClassVar[McpHub]
