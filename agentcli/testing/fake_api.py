@@ -117,15 +117,7 @@ class FakeMessagesServer(ScriptedServer[FakeResponse]):
 
     def pairing_problems(self) -> list[str]:
         """tool_use/tool_result pairing problems over every recorded request."""
-        return [
-            f"request {n}: {problem}"
-            for n, request in enumerate(self.requests)
-            for problem in pairing_problems(request.body.get("messages", []))
-        ]
-
-    def __enter__(self) -> FakeMessagesServer:
-        self.start()
-        return self
+        return self._problems_of(pairing_problems)
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
         self.stop()

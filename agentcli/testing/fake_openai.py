@@ -173,18 +173,7 @@ class FakeChatServer(ScriptedServer["ChatResponse"]):
         return response
 
     def pairing_problems(self) -> list[str]:
-        return [
-            f"request {n}: {problem}"
-            for n, request in enumerate(self.requests)
-            for problem in chat_pairing_problems(request.body.get("messages", []))
-        ]
-
-    def __enter__(self) -> FakeChatServer:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return self._problems_of(chat_pairing_problems)
 
 
 class _Handler(BaseHTTPRequestHandler):

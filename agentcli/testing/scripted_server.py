@@ -8,9 +8,9 @@ subclass's handler's; this holds the script, the record and the server's life.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from agentcli.testing.fake_responses import RecordedRequest
 
@@ -74,3 +74,18 @@ class ScriptedServer(Generic[R]):
         self.closing.set()
         self._server.shutdown()
         self._server.server_close()
+
+    def _problems_of(self, check: Callable[[Sequence[Any]], list[str]]) -> list[str]:
+        """`check`'s problems with the messages of every recorded request, numbered."""
+        return [
+            f"request {n}: {problem}"
+            for n, request in enumerate(self.requests)
+            for problem in check(request.body.get("messages", []))
+        ]
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.stop()
