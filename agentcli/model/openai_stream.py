@@ -33,7 +33,7 @@ from agentcli.messages import ContentBlock, JsonObject, Message, TextBlock, Tool
 from agentcli.messages import block_from_wire as _block_from_wire
 from agentcli.model import ModelResponse, StopReason
 from agentcli.model.stream import ServerSentEvent
-from agentcli.usage import Usage
+from agentcli.usage import Usage, token_count
 
 DONE = "[DONE]"
 STOP_REASONS = {
@@ -199,10 +199,11 @@ def _tool_use(call_id: str, call: _OpenCall, *, cut: bool, length: bool) -> Tool
 
 def usage_from_chat(raw: JsonObject) -> Usage:
     """Chat Completions usage as agentcli counts it: `prompt_tokens` includes the cached ones
-    (`prompt_tokens_details.cached_tokens`), which are counted as cache reads."""
+    (`prompt_tokens_details.cached_tokens`), which are counted as cache reads. A value that is
+    not a token count (`1e999`, `NaN`, a string: `usage.token_count`) counts as missing."""
 
     def num(value: Any) -> int:
-        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+        return token_count(value) or 0
 
     details = raw.get("prompt_tokens_details")
     cached = num(details.get("cached_tokens")) if isinstance(details, dict) else 0
