@@ -64,12 +64,12 @@ def session_base_url(
     url = recorded.get("base_url") if recorded is not None else None
     if settings.provider is not Provider.OPENAI or not isinstance(url, str):
         return settings, None
+    current = settings.base_url or OPENAI_DEFAULT_BASE_URL
+    if recordable_url(current) == url:
+        return settings, None  # the same server (with the user:password its URL may hold)
     origin = settings.origin("base_url")
     if origin is None or origin.path is not None:
         return settings.model_copy(update={"base_url": url}), None
-    current = settings.base_url or OPENAI_DEFAULT_BASE_URL
-    if recordable_url(current) == url:
-        return settings, None
     return settings, (
         f"this session ran at {url}; it continues at {recordable_url(current)} ({origin}), "
         "which is sent the whole conversation"

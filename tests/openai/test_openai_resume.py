@@ -113,3 +113,22 @@ def test_the_recorded_url_holds_no_credential() -> None:
         "https://models.example:8443/v1"
     )
     assert recordable_url("http://[::1]:9/v1") == "http://[::1]:9/v1"
+
+
+def test_a_config_url_with_a_password_for_the_recorded_server_is_kept(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentcli.config import load_settings
+    from agentcli.session.openai_model import session_base_url
+
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    config = Path(os.environ["AGENTCLI_CONFIG_DIR"]) / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('provider = "openai"\nbase_url = "https://me:pw@models.example/v1"\n')
+    settings = load_settings(workspace)
+    # The session recorded the server without the password: it is the same server.
+    same = {"provider": "openai", "base_url": "https://models.example/v1"}
+    assert session_base_url(settings, same) == (settings, None)
+    other = {"provider": "openai", "base_url": "https://other.example/v1"}
+    kept, moved = session_base_url(settings, other)
+    assert kept.base_url == "https://other.example/v1" and moved is None

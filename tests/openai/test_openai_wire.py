@@ -216,7 +216,9 @@ def test_arguments_split_anywhere_assemble_to_what_the_model_sent(
 
 
 @pytest.mark.parametrize(
-    "bad", [float("inf"), float("-inf"), float("nan"), -5, "120", True, None, [3], 10**400]
+    "bad",
+    [float("inf"), float("-inf"), float("nan"), -5, "120", True, None, [3], 10**400],
+    ids=["inf", "-inf", "nan", "negative", "string", "bool", "null", "list", "10**400"],
 )
 def test_a_usage_value_that_is_not_a_count_counts_as_missing(bad: Any) -> None:
     usage = usage_from_chat(
