@@ -57,6 +57,11 @@ class LoopOutcome:
     error: str | None = None
 
 
+_COST_UNKNOWN = (
+    "the task's cost is unknown from now on ({why}): --max-cost is no longer enforced for it"
+)
+
+
 @dataclass(kw_only=True)
 class QueryLoop:
     model: ModelClient
@@ -203,6 +208,9 @@ class QueryLoop:
         self.stop_reason = response.stop_reason
         self.usage = self.usage + response.usage
         cost = cost_usd(spec.price, response.usage) if response.usage_known else None
+        if cost is None and self._cost is not None and self.budget.max_cost_usd is not None:
+            why = "no price is known" if spec.price is None else "the server reported no usage"
+            self.events(Notice(level="warning", message=_COST_UNKNOWN.format(why=why)))
         self._cost = None if cost is None or self._cost is None else self._cost + cost
         self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
         message = replace(response.message, producer=producer)

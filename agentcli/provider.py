@@ -64,6 +64,13 @@ def is_loopback(url: str) -> bool:
         return False
 
 
+def recordable_url(url: str) -> str:
+    """`url` as a session may record it: without a user name or password in it (the journal
+    never holds a credential) and without a trailing slash."""
+    parts = urlsplit(url.rstrip("/"))
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
 def openai_endpoint(
     base_url: str | None, environ: Mapping[str, str] | None = None
 ) -> OpenAIEndpoint:

@@ -7,12 +7,26 @@ unknown has an unknown cost: we report `None`, never a guess.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
 from agentcli.catalogue import Price
 
 MILLION = 1_000_000
+MAX_TOKEN_COUNT = 10**12
+"""More tokens than any one response is: a server that reports more sent garbage."""
+
+
+def token_count(value: object) -> int | None:
+    """A token count as a server reported it, or None when it is not one: not a number (a
+    string, a boolean, null), not finite (JSON's `1e999`, `NaN`), negative or absurdly large.
+    Such a value counts as missing, never as a crash nor as a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return int(value) if 0 <= value <= MAX_TOKEN_COUNT else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -201,6 +201,23 @@ async def test_stream_that_ends_without_message_stop_is_retried(
     assert result.message.text == "done"
 
 
+async def test_usage_that_is_not_a_count_counts_as_missing_not_as_a_crash(
+    server: FakeMessagesServer, connect: Connect
+) -> None:
+    # `1e999` is JSON for a float too large (Python reads it as inf), `NaN` JSON's extension.
+    events = message_events([text("ok")], usage={"input_tokens": 12345, "output_tokens": 777})
+    bent = {"12345": "1e999", "777": "NaN"}
+    for old, new in bent.items():
+        events = [(kind, data.replace(old, new)) for kind, data in events]
+    body = "".join(f"event: {k}\ndata: {d}\n\n" for k, d in events)
+    assert "1e999" in body and "NaN" in body
+    server.push(raw_sse(body))
+    result = await connect(server).complete(REQUEST, lambda _e: None)
+    assert result.message.text == "ok"
+    # input: missing; output: message_start's count, which the delta's NaN does not replace.
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (0, 1)
+
+
 async def test_retries_are_bounded(server: FakeMessagesServer, connect: Connect) -> None:
     server.push(*[error_response(500, "api_error", "boom") for _ in range(3)])
     with pytest.raises(ModelError, match="gave up after 3 attempts"):

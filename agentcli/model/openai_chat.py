@@ -126,7 +126,8 @@ async def _feed_stream(
     watchdog: asyncio.Timeout,
     idle: float | None,
 ) -> None:
-    """The SSE lines of `response`, until `[DONE]` or the end of the body."""
+    """The SSE lines of `response`, until `[DONE]` or the end of the body (a whole response
+    only if it brought both the finish_reason and the usage)."""
     clock = asyncio.get_running_loop()
     parser = SseParser()
     async for line in response.aiter_lines():
@@ -140,6 +141,8 @@ async def _feed_stream(
     last = parser.flush()
     if last is not None:
         acc.feed_sse(last)
+    if not acc.done:
+        acc.end_without_done()
 
 
 def _feed_whole(acc: ChatStreamAccumulator, data: bytes) -> None:

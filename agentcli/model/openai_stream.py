@@ -10,7 +10,10 @@ The message is built with agentcli's own blocks (text, tool_use), so the loop an
 never see another shape. The guarantees are the Anthropic adapter's:
 
 - a response counts only once its `finish_reason` arrived; a stream cut before is incomplete
-  (IncompleteResponseError), and the caller discards it whole and asks again;
+  (IncompleteResponseError), and the caller discards it whole and asks again. A stream that
+  ends without `[DONE]` counts only if its usage chunk came too (`end_without_done`): the
+  usage is asked for and comes after `finish_reason`, so a stream cut between the two would
+  otherwise leave the cost unknown (and `--max-cost` unenforced) for the rest of the task;
 - at `finish_reason: "length"` the last tool call may be cut anywhere, so it is never run
   (`complete=False`), nor is any call whose arguments are not whole JSON;
 - a call whose arguments the model got wrong (not JSON, not an object) is answered with an
@@ -33,7 +36,7 @@ from agentcli.messages import ContentBlock, JsonObject, Message, TextBlock, Tool
 from agentcli.messages import block_from_wire as _block_from_wire
 from agentcli.model import ModelResponse, StopReason
 from agentcli.model.stream import ServerSentEvent
-from agentcli.usage import Usage
+from agentcli.usage import Usage, token_count
 
 DONE = "[DONE]"
 STOP_REASONS = {
@@ -137,6 +140,13 @@ class ChatStreamAccumulator:
             elif isinstance(arguments, dict):  # a server that sends the object itself
                 open_call.arguments.append(json.dumps(arguments))
 
+    def end_without_done(self) -> None:
+        """The stream ended without `[DONE]`: IncompleteResponseError unless both the
+        `finish_reason` and the usage chunk (asked for with `stream_options.include_usage`)
+        arrived. A server that sends no usage is understood when it ends with `[DONE]`."""
+        if self.finish_reason is not None and self.usage is None:
+            raise IncompleteResponseError("stream ended after finish_reason, before its usage")
+
     def result(self) -> ModelResponse:
         """The complete response. Raises IncompleteResponseError if the stream was cut."""
         if self.finish_reason is None:
@@ -199,10 +209,11 @@ def _tool_use(call_id: str, call: _OpenCall, *, cut: bool, length: bool) -> Tool
 
 def usage_from_chat(raw: JsonObject) -> Usage:
     """Chat Completions usage as agentcli counts it: `prompt_tokens` includes the cached ones
-    (`prompt_tokens_details.cached_tokens`), which are counted as cache reads."""
+    (`prompt_tokens_details.cached_tokens`), which are counted as cache reads. A value that is
+    not a token count (`1e999`, `NaN`, a string: `usage.token_count`) counts as missing."""
 
     def num(value: Any) -> int:
-        return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+        return token_count(value) or 0
 
     details = raw.get("prompt_tokens_details")
     cached = num(details.get("cached_tokens")) if isinstance(details, dict) else 0

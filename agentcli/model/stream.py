@@ -27,7 +27,7 @@ from agentcli.messages import (
     block_from_wire,
 )
 from agentcli.model import ModelResponse
-from agentcli.usage import Usage
+from agentcli.usage import Usage, token_count
 
 RETRYABLE_STREAM_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
 
@@ -122,9 +122,9 @@ class StreamAccumulator:
             if self.message is not None:
                 for key, value in delta.items():
                     self.message[key] = value
-            self.usage.update(
-                {k: v for k, v in (event.get("usage") or {}).items() if v is not None}
-            )
+            # A count that is not one (null, NaN, …) leaves the one message_start gave.
+            counts = (event.get("usage") or {}).items()
+            self.usage.update({k: v for k, v in counts if token_count(v) is not None})
         elif kind == "message_stop":
             self.finished = True
         # Unknown event types are ignored, as the API documentation asks clients to do.
@@ -230,8 +230,7 @@ def _stream_error(data: JsonObject) -> Exception:
 
 def usage_from_wire(raw: dict[str, Any]) -> Usage:
     def num(key: str) -> int:
-        value = raw.get(key)
-        return int(value) if isinstance(value, int | float) else 0
+        return token_count(raw.get(key)) or 0
 
     return Usage(
         input_tokens=num("input_tokens"),

@@ -36,7 +36,12 @@ from agentcli.paths import data_home, resolve_workspace
 from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
 from agentcli.permissions.setup import build_permissions
 from agentcli.provider import Provider
-from agentcli.session.openai_model import openai_factory, openai_notices
+from agentcli.session.openai_model import (
+    openai_factory,
+    openai_notices,
+    recorded_base_url,
+    session_base_url,
+)
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
 from agentcli.settings import Settings, Transport
 from agentcli.store.db import connect
@@ -149,6 +154,9 @@ def build_manager(
     start (e.g. that no sandbox is available)."""
     workspace = target.workspace
     settings = session_provider(target, settings)
+    settings, moved = session_base_url(
+        settings, target.resumed.settings if target.resumed is not None else None
+    )
     model_factory = model_factory or provider_factory(target, settings)
     model_name = session_model(target, settings)
     catalogue = settings.catalogue()
@@ -176,6 +184,7 @@ def build_manager(
         settings={
             "permission_mode": settings.permission_mode.value,
             "provider": settings.provider.value,
+            **recorded_base_url(settings),
             "allow": settings.flag_rules("allow"),
             "deny": settings.flag_rules("deny"),
         },
@@ -187,7 +196,7 @@ def build_manager(
         if settings.provider is Provider.OPENAI
         else choice_notices(spec, settings.effort)
     )
-    for notice in notices:
+    for notice in [*([moved] if moved else []), *notices]:
         events(Notice(level="warning", message=notice))
     # Only for a session that will run: a refused one (busy, no API key) starts no program.
     mcp = start_servers(mcp_servers, workspace, report=problem_reporter(events, say), say=say)

@@ -8,13 +8,13 @@ request goes out, like the Anthropic one (`model.deferred`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from agentcli.catalogue import Effort, ModelSpec
 from agentcli.errors import UsageError
 from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
-from agentcli.provider import openai_endpoint
+from agentcli.provider import OPENAI_DEFAULT_BASE_URL, Provider, openai_endpoint, recordable_url
 from agentcli.sandbox.environment import claim_credential
 from agentcli.settings import Settings
 
@@ -44,6 +44,36 @@ def openai_factory(settings: Settings, *, resumed: bool) -> Callable[[str], Mode
         return DeferredModel(name, build)
 
     return make
+
+
+def recorded_base_url(settings: Settings) -> dict[str, object]:
+    """What a session on an OpenAI-compatible server records of where it is: the base URL,
+    without any user name or password in it (and never the key)."""
+    if settings.provider is not Provider.OPENAI:
+        return {}
+    return {"base_url": recordable_url(settings.base_url or OPENAI_DEFAULT_BASE_URL)}
+
+
+def session_base_url(
+    settings: Settings, recorded: Mapping[str, object] | None
+) -> tuple[Settings, str | None]:
+    """A resumed session goes back to the server it recorded (`recorded`: its settings) unless
+    a flag or the environment (`OPENAI_BASE_URL`) names one now, as it keeps its provider and
+    model; a config file's `base_url` does not move it. Returns the settings to use and, when
+    they send the conversation somewhere other than where it was, what to tell the user."""
+    url = recorded.get("base_url") if recorded is not None else None
+    if settings.provider is not Provider.OPENAI or not isinstance(url, str):
+        return settings, None
+    current = settings.base_url or OPENAI_DEFAULT_BASE_URL
+    if recordable_url(current) == url:
+        return settings, None  # the same server (with the user:password its URL may hold)
+    origin = settings.origin("base_url")
+    if origin is None or origin.path is not None:
+        return settings.model_copy(update={"base_url": url}), None
+    return settings, (
+        f"this session ran at {url}; it continues at {recordable_url(current)} ({origin}), "
+        "which is sent the whole conversation"
+    )
 
 
 def openai_notices(spec: ModelSpec, effort: Effort | None) -> list[str]:

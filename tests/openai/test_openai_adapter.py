@@ -301,9 +301,9 @@ async def test_an_error_inside_the_stream_is_retryable(server: FakeChatServer) -
 
 
 async def test_a_missing_usage_chunk_counts_nothing(server: FakeChatServer) -> None:
-    server.push(
-        chat_stream("ok", with_usage=False, done=False), chat_stream("again", with_usage=False)
-    )
+    # A server that never sends usage, but ends its streams with [DONE] (a stream that ends
+    # without either is cut: tests/openai/test_openai_usage.py).
+    server.push(chat_stream("ok", with_usage=False), chat_stream("again", with_usage=False))
     events: list[Event] = []
     model = model_for(server)
     response = await model.complete(REQUEST, events.append)

@@ -213,3 +213,30 @@ def test_arguments_split_anywhere_assemble_to_what_the_model_sent(
     response = accumulate(*chunks, delta("tool_calls"))
     assert [u.input for u in response.message.tool_uses] == calls
     assert all(u.complete and u.input_problem is None for u in response.message.tool_uses)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [float("inf"), float("-inf"), float("nan"), -5, "120", True, None, [3], 10**400],
+    ids=["inf", "-inf", "nan", "negative", "string", "bool", "null", "list", "10**400"],
+)
+def test_a_usage_value_that_is_not_a_count_counts_as_missing(bad: Any) -> None:
+    usage = usage_from_chat(
+        {
+            "prompt_tokens": bad,
+            "completion_tokens": 5,
+            "prompt_tokens_details": {"cached_tokens": bad},
+        }
+    )
+    assert (usage.input_tokens, usage.cache_read_input_tokens, usage.output_tokens) == (0, 0, 5)
+    usage = usage_from_chat({"prompt_tokens": 40, "completion_tokens": bad})
+    assert (usage.input_tokens, usage.output_tokens) == (40, 0)
+
+
+def test_usage_from_json_that_python_reads_as_infinity_or_nan() -> None:
+    acc = ChatStreamAccumulator(on_event=lambda _e: None)
+    acc.feed_sse(ServerSentEvent(event=None, data=json.dumps(delta("stop", content="ok"))))
+    usage = '{"choices": [], "usage": {"prompt_tokens": 1e999, "completion_tokens": NaN}}'
+    acc.feed_sse(ServerSentEvent(event=None, data=usage))
+    response = acc.result()
+    assert response.usage.total_tokens == 0 and response.message.text == "ok"
