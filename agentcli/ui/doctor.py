@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agentcli import __version__
 from agentcli.config import load_settings
+from agentcli.errors import ConfigError, UsageError
 from agentcli.owngit.repo import git_version
 from agentcli.paths import resolve_workspace
 from agentcli.provider import OPENAI_DEFAULT_BASE_URL, Provider, is_loopback
@@ -41,6 +42,7 @@ def doctor_lines(workspace: Path) -> list[str]:
         *_openai_lines(settings),
         "config files: " + (", ".join(str(p) for p in settings.provenance.sources) or "none"),
         *_trust_lines(workspace, settings),
+        _mcp_line(workspace, settings),
         f"permission mode: {settings.permission_mode.value}",
         f"git: {git_version(workspace)}",
         f"ripgrep: {find_rg() or 'not found (grep and glob use the slower Python fallback)'}",
@@ -60,6 +62,26 @@ def _openai_lines(settings: Settings) -> list[str]:
     else:
         key = "missing (export OPENAI_API_KEY=…)"
     return [f"provider: openai, at {url}; key: {key}"]
+
+
+def _mcp_line(workspace: Path, settings: Settings) -> str:
+    """The MCP servers a session here would start, and where each is configured (without
+    starting them: `agentcli mcp list` does, and shows their tools)."""
+    from agentcli.mcp.config import configured_servers
+
+    try:
+        found = configured_servers(settings, workspace)
+    except (ConfigError, UsageError) as exc:
+        return f"MCP servers: cannot be read: {visible(exc.message)}"
+    parts = [f"{name} ({visible(server.source)})" for name, server in found.servers.items()]
+    parts += [
+        f"{name} (ignored: untrusted {visible(str(found.ignored_file))})" for name in found.ignored
+    ]
+    if found.ignored_file is not None and not found.ignored:
+        parts.append(f"none readable in {visible(str(found.ignored_file))} (ignored: untrusted)")
+    if not parts:
+        return "MCP servers: none"
+    return "MCP servers: " + ", ".join(parts) + " (agentcli mcp list starts them)"
 
 
 def _model_summary(settings: Settings) -> str:

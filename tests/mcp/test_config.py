@@ -184,3 +184,21 @@ def test_agentclis_own_keys_cannot_be_expanded_into_a_server(
     assert expand(ServerEntry(command="x", env={"K": "${ANTHROPIC_API_KEY:-none}"})).env == {
         "K": "none"
     }
+
+
+def test_doctor_names_the_mcp_servers_without_starting_them(workspace: Path) -> None:
+    from agentcli.ui.doctor import doctor_lines
+
+    def mcp_line() -> str:
+        return next(line for line in doctor_lines(workspace) if line.startswith("MCP servers:"))
+
+    assert mcp_line() == "MCP servers: none"
+    path = user_config('[mcp_servers.docs]\ncommand = "docs-server"\n')
+    (workspace / ".mcp.json").write_text('{"mcpServers": {"planted": {"command": "evil"}}}')
+    line = mcp_line()
+    assert f"docs ({path})" in line
+    assert f"planted (ignored: untrusted {workspace / '.mcp.json'})" in line
+    (workspace / ".mcp.json").write_text("{not json")
+    assert f"none readable in {workspace / '.mcp.json'} (ignored: untrusted)" in mcp_line()
+    set_trusted(workspace, True)  # now it would be started: broken, it is an error to fix
+    assert "cannot be read" in mcp_line() and ".mcp.json" in mcp_line()
