@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
-from agentcli.events import EventSink
+from agentcli.events import EventSink, Notice
 from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
 from agentcli.permissions import PermissionMode, Prompter
 from agentcli.provider import Provider
 from agentcli.session.build import anthropic_client, build_manager, locate, session_provider
 from agentcli.settings import Transport
-from agentcli.ui.run import announce_untrusted, say
+from agentcli.ui.run import announce_untrusted
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.settings import ReplSettings
@@ -77,7 +77,8 @@ def build_repl_manager(
         events=events,
         model_factory=model_factory,
         prompter=prompter,
-        say=say,
+        # On the REPL's console, not raw stderr under the prompt.
+        say=lambda notice: events(Notice(level="warning", message=notice)),
         mcp_config=settings.mcp_config,
     )
 
