@@ -18,11 +18,8 @@ used in, unless the test took the refusals (`take_refusals()`). `strict=False` s
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler
-from typing import Any
 
 from agentcli.messages import pairing_problems
 
@@ -66,7 +63,7 @@ from agentcli.testing.fake_responses import (
 from agentcli.testing.fake_responses import (
     tool_use as tool_use,
 )
-from agentcli.testing.scripted_server import ScriptedServer
+from agentcli.testing.scripted_server import ScriptedHandler, ScriptedServer
 from agentcli.testing.strict import ModelRules, Refusal, check_request, rules_for
 from agentcli.testing.strict_thinking import sign_thinking
 
@@ -128,69 +125,21 @@ class FakeMessagesServer(ScriptedServer[FakeResponse]):
             )
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ScriptedHandler):
     owner: FakeMessagesServer
 
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        response = self.owner._next(self._record())
-        if isinstance(response, HangResponse):
-            time.sleep(response.seconds)
-            self.close_connection = True
-        elif isinstance(response, RawResponse):
-            self._send_raw(response)
-        else:
-            self._send_sse(response)
-
-    def _record(self) -> RecordedRequest:
-        length = int(self.headers.get("content-length", "0"))
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else {}
-        except json.JSONDecodeError:
-            body = {"_unparsed": raw.decode("utf-8", "replace")}
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        return RecordedRequest(method="POST", path=self.path, headers=headers, body=body)
-
-    def _send_raw(self, response: RawResponse) -> None:
-        self.send_response(response.status)
-        self.send_header("content-type", response.content_type)
-        self.send_header("content-length", str(len(response.body)))
-        self.send_header("request-id", f"req_fake{next_id():04d}")
-        for key, value in response.headers.items():
-            self.send_header(key.replace("_", "-"), value)
-        self.end_headers()
-        self.wfile.write(response.body)
-
-    def _send_sse(self, response: SseResponse) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("request-id", f"req_fake{next_id():04d}")
-        for key, value in response.headers.items():
-            self.send_header(key, value)
-        self.end_headers()
+    def send_stream(self, response: SseResponse) -> None:
+        self.start_stream(response.headers)
         for count, (kind, data) in enumerate(response.events):
             if response.stall_after is not None and count >= response.stall_after:
-                self.owner.closing.wait()
-                self.close_connection = True
-                return
+                return self.hold_until_closing()
             if response.cut_after is not None and count >= response.cut_after:
-                self.close_connection = True
-                self.wfile.flush()
-                return  # no terminating chunk: the client sees a broken stream
-            frame = f"event: {kind}\ndata: {data}\n\n".encode()
-            self.wfile.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
-            self.wfile.flush()
+                return self.cut()
+            self.send_frame(f"event: {kind}\ndata: {data}\n\n")
             if response.delay_s:
                 time.sleep(response.delay_s)
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+        self.end_stream()
 
 
-def _make_handler(owner: FakeMessagesServer) -> type[BaseHTTPRequestHandler]:
+def _make_handler(owner: FakeMessagesServer) -> type[ScriptedHandler]:
     return type("Handler", (_Handler,), {"owner": owner})

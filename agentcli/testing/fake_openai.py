@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from agentcli.testing.fake_responses import HangResponse, RawResponse, RecordedRequest
-from agentcli.testing.scripted_server import ScriptedServer
+from agentcli.testing.scripted_server import ScriptedHandler, ScriptedServer
 
 _ids = itertools.count(1)
 DEFAULT_USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
@@ -176,59 +174,21 @@ class FakeChatServer(ScriptedServer["ChatResponse"]):
         return self._problems_of(chat_pairing_problems)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ScriptedHandler):
     owner: FakeChatServer
-    protocol_version = "HTTP/1.1"
+    request_id_header = "x-request-id"
+    raw_request_id = False
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("content-length", "0"))
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else {}
-        except json.JSONDecodeError:
-            body = {"_unparsed": raw.decode("utf-8", "replace")}
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        response = self.owner._next(RecordedRequest("POST", self.path, headers, body))
-        if isinstance(response, HangResponse):
-            time.sleep(response.seconds)
-            self.close_connection = True
-        elif isinstance(response, RawResponse):
-            self.send_response(response.status)
-            self.send_header("content-type", response.content_type)
-            self.send_header("content-length", str(len(response.body)))
-            for key, value in response.headers.items():
-                self.send_header(key.replace("_", "-"), value)
-            self.end_headers()
-            self.wfile.write(response.body)
-        else:
-            self._send_sse(response)
-
-    def _send_sse(self, response: ChatSseResponse) -> None:
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("transfer-encoding", "chunked")
-        self.send_header("x-request-id", f"req_fake{next(_ids):04d}")
-        for key, value in response.headers.items():
-            self.send_header(key, value)
-        self.end_headers()
+    def send_stream(self, response: ChatSseResponse) -> None:
+        self.start_stream(response.headers)
         for count, payload in enumerate(response.payloads):
             if response.cut_after is not None and count >= response.cut_after:
-                self.close_connection = True
-                self.wfile.flush()
-                return  # no terminating chunk: the client sees a broken stream
-            frame = f"data: {payload}\n\n".encode()
-            self.wfile.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
-            self.wfile.flush()
+                return self.cut()
+            self.send_frame(f"data: {payload}\n\n")
         if response.hold_open:
-            self.owner.closing.wait()
-            self.close_connection = True
-            return
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+            return self.hold_until_closing()
+        self.end_stream()
 
 
-def _make_handler(owner: FakeChatServer) -> type[BaseHTTPRequestHandler]:
+def _make_handler(owner: FakeChatServer) -> type[ScriptedHandler]:
     return type("Handler", (_Handler,), {"owner": owner})

@@ -7,12 +7,14 @@ subclass's handler's; this holds the script, the record and the server's life.
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from collections.abc import Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Generic, Self, TypeVar
 
-from agentcli.testing.fake_responses import RecordedRequest
+from agentcli.testing.fake_responses import HangResponse, RawResponse, RecordedRequest, next_id
 
 R = TypeVar("R")
 
@@ -89,3 +91,78 @@ class ScriptedServer(Generic[R]):
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
         self.stop()
+
+
+class ScriptedHandler(BaseHTTPRequestHandler):
+    """Answers each POST with its server's next scripted response: a hang, a plain response,
+    or a stream (`send_stream`, the protocol's own: SSE frames written with `send_frame`)."""
+
+    owner: Any
+    protocol_version = "HTTP/1.1"
+    request_id_header = "request-id"
+    raw_request_id = True
+    """Whether a plain (error) response carries a request id too."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        response = self.owner._next(self.record())
+        if isinstance(response, HangResponse):
+            time.sleep(response.seconds)
+            self.close_connection = True
+        elif isinstance(response, RawResponse):
+            self.send_raw(response)
+        else:
+            self.send_stream(response)
+
+    def send_stream(self, response: Any) -> None:
+        raise NotImplementedError
+
+    def record(self) -> RecordedRequest:
+        length = int(self.headers.get("content-length", "0"))
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except json.JSONDecodeError:
+            body = {"_unparsed": raw.decode("utf-8", "replace")}
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        return RecordedRequest(method="POST", path=self.path, headers=headers, body=body)
+
+    def send_raw(self, response: RawResponse) -> None:
+        self.send_response(response.status)
+        self.send_header("content-type", response.content_type)
+        self.send_header("content-length", str(len(response.body)))
+        if self.raw_request_id:
+            self.send_header(self.request_id_header, f"req_fake{next_id():04d}")
+        for key, value in response.headers.items():
+            self.send_header(key.replace("_", "-"), value)
+        self.end_headers()
+        self.wfile.write(response.body)
+
+    def start_stream(self, headers: dict[str, str]) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header(self.request_id_header, f"req_fake{next_id():04d}")
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+
+    def send_frame(self, frame: str) -> None:
+        data = frame.encode()
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def cut(self) -> None:
+        """End the connection without the terminating chunk: the client sees a broken stream."""
+        self.close_connection = True
+        self.wfile.flush()
+
+    def hold_until_closing(self) -> None:
+        self.owner.closing.wait()
+        self.close_connection = True
+
+    def end_stream(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
