@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentcli.messages import pairing_problems
@@ -69,15 +69,7 @@ _5X_ALWAYS_ON = ModelRules(
     forced_tool_choice=False,
     binds_thinking=True,
 )
-_5X_SWITCHABLE = ModelRules(
-    max_output=128_000,
-    thinking=frozenset({"adaptive", "disabled"}),
-    efforts=ALL_EFFORTS,
-    prefill=False,
-    sampling=False,
-    forced_tool_choice=False,
-    binds_thinking=True,
-)
+_5X_SWITCHABLE = replace(_5X_ALWAYS_ON, thinking=frozenset({"adaptive", "disabled"}))
 _5X_LEGACY = ModelRules(
     max_output=128_000,
     thinking=frozenset({"adaptive", "disabled"}),
