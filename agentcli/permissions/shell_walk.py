@@ -288,6 +288,8 @@ class _Walker:
             self.unsafe(node, "a computed command name")
         elif word.text in syntax.KEYWORDS:
             self.unsafe(node, f"the shell keyword {word.text}")
+        elif word.text.startswith("%"):  # bash runs `fg WORD` (`bg` with &), quoted or not
+            self.unsafe(node, f"a job specification {word.text} (bash's fg)")
 
     def assignment(self, node: Node) -> str:
         """`NAME=value` as bash assigns it (for rules: the value unquoted)."""

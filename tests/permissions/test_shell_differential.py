@@ -455,6 +455,19 @@ def commands(draw: st.DrawFn) -> tuple[str, str]:
         "concurrent",
     )
 )
+# A word starting with `%` in command position is a job specification: bash runs `fg`.
+@example(("echo 0 # \\\n%", "sequential"))
 def test_generated_commands_run_what_the_parse_says(bash: Bash, generated: tuple[str, str]) -> None:
     command, how = generated
     check(bash, command, how)
+
+
+@pytest.mark.parametrize("command", ["%", "%1", "'%'", '"%x"', "%+ &", "echo a; %- arg"])
+def test_a_job_specification_is_never_narrowly_matched(bash: Bash, command: str) -> None:
+    """bash takes a command word starting with `%` (quoted too) for `fg WORD`: no program of
+    that name runs, so no narrow rule may say what the command does (found by the generator:
+    `echo 0 # \\` then `%` on the next line)."""
+    parsed = parse_command(command)
+    assert not parsed.narrow_matchable
+    assert any("job specification" in why for why in parsed.unsafe)
+    assert not any(argv[0].startswith("%") for argv in bash.run(command))
