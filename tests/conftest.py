@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from agentcli.sandbox import environment
 from agentcli.testing import guard_network
+
+# CI and the README's test command run the same examples every time (a property test that
+# found a new counterexample at random would fail a landing by chance); the explore profile
+# (AGENTCLI_HYPOTHESIS=explore) searches afresh each run, to find new ones on purpose.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(
+    "explore" if os.environ.get("AGENTCLI_HYPOTHESIS") == "explore" else "repeatable"
+)
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
