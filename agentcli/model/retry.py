@@ -61,6 +61,9 @@ class RetryingModel:
     def model(self) -> str:
         return self.inner.model
 
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
     async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
         attempt = 1
         if request.idle_timeout_s is None:

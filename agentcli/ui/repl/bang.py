@@ -58,10 +58,10 @@ async def run_command(repl: Repl, command: str) -> None:
     if not command.strip():
         repl.error("type a command after !, e.g. !git status")
         return
-    manager = await repl.manager_or_none()
-    if manager is None:
+    live = await repl.session_or_none()
+    if live is None:
         return
-    data_dir = manager.tool_context.data_dir
+    data_dir = live.data_dir
     collector = HeadTailCollector(CONTEXT_BYTES, new_spill_path(data_dir, "user-shell"))
     repl.console.print(Text(f"  $ {visible(command, keep='')}", style="bold"), soft_wrap=True)
     result, cancelled = await repl.run_cancellable(

@@ -66,8 +66,8 @@ def logged_calls(messages: list[Any]) -> list[LoggedCall]:
 
 
 async def _calls_of(repl: Repl) -> list[LoggedCall]:
-    manager = await repl.manager_or_none()
-    return [] if manager is None else logged_calls(list(manager.messages))
+    live = await repl.session_or_none()
+    return [] if live is None else logged_calls(list(live.messages))
 
 
 async def list_calls(repl: Repl, arg: str) -> None:

@@ -64,10 +64,7 @@ def report_task(
     status.task_ended(result.state.value, result.usage, result.cost_usd)
 
 
-def policy_notices(console: Console, policy: object) -> None:
+def policy_notices(console: Console, notices: list[str]) -> None:
     """Things the permission policy wants the user to hear (e.g. a rule it could not save)."""
-    notices = getattr(policy, "notices", None)
-    if isinstance(notices, list):
-        for notice in notices:
-            console.print(Text(f"  {visible(notice)}", style="yellow"))
-        notices.clear()
+    for notice in notices:
+        console.print(Text(f"  {visible(notice)}", style="yellow"))
