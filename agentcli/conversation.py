@@ -30,6 +30,7 @@ from agentcli.acceptance import (
 from agentcli.attachments import expand
 from agentcli.attribution import Checkpoints, TaskPaths, around_changes
 from agentcli.catalogue import CATALOGUE, Catalogue, Effort
+from agentcli.confinement import UNCONFINED, CommandSandbox
 from agentcli.context import ContextView
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.events import EventSink, Notice, RepairRound, TaskStarted
@@ -41,14 +42,13 @@ from agentcli.model import ModelClient, ModelRequest, ModelResponse
 from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.owngit import RepoDecision, decide
 from agentcli.permissions import Answer, PermissionPolicy, PermissionRequest, Prompter
-from agentcli.sandbox.profile import UNCONFINED
 from agentcli.settings import DEFAULTS, Settings
 from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snapshot
 from agentcli.store import Journal
 from agentcli.task_outcome import Verified, blocked_by_denials, stamped, task_result
 from agentcli.tasks import TaskResult
 from agentcli.terminal_reason import TerminalReason
-from agentcli.tools.base import CommandSandbox, Tool, ToolContext
+from agentcli.tools.base import Tool, ToolContext
 from agentcli.tools.runtime import BeforeChange, ToolRuntime
 from agentcli.usage import Budget
 from agentcli.vocabulary import Decision, PermissionTarget, Risk

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from agentcli.sandbox import environment
+from agentcli import environment
 from agentcli.testing import guard_network
 
 # CI and the README's test command run the same examples every time (a property test that

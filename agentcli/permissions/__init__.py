@@ -16,8 +16,8 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from agentcli.confinement import Confinement
 from agentcli.permissions.rules import RuleKind, RulesView
-from agentcli.sandbox.profile import Confinement
 from agentcli.vocabulary import Decision, PermissionMode, PermissionTarget, Risk, Verdict
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from agentcli.errors import UsageError
 from agentcli.permissions import Decision, PermissionMode, Verdict, suggested_rule
 from agentcli.permissions.rules import RuleKind, RulesView, parse_rule
 from agentcli.permissions.screen import SearchScreen
-from agentcli.tools.base import PermissionTarget, Risk
+from agentcli.vocabulary import PermissionTarget, Risk
 
 
 @dataclass

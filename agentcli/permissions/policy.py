@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.confinement import READ_ONLY, UNCONFINED, WORKSPACE_WRITE, Confinement
 from agentcli.errors import UsageError
 from agentcli.globs import globs_under
 from agentcli.permissions import Decision, PermissionMode, Verdict
@@ -52,8 +53,7 @@ from agentcli.permissions.rules import PATH_CLASSES, Rule, RuleKind, RuleSet, Ru
 from agentcli.permissions.screen import SearchScreen
 from agentcli.permissions.shell import ParsedCommand, SimpleCommand, parse_command
 from agentcli.permissions.suggest import command_rule, path_rule
-from agentcli.sandbox.profile import READ_ONLY, UNCONFINED, WORKSPACE_WRITE, Confinement
-from agentcli.tools.base import PermissionTarget, Risk
+from agentcli.vocabulary import PermissionTarget, Risk
 
 YOLO_HINT = "only --permission-mode yolo runs it without asking"
 OUT_OF_SCOPE = "it may read outside the workspace"

@@ -26,7 +26,7 @@ from agentcli.vocabulary import Decision
 
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*(?:__\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 MCP_PREFIX = "mcp__"
-_SERVER = re.compile(r"(?:(?!__)[A-Za-z0-9_-])+")  # an MCP server's name (agentcli.mcp.entry)
+_SERVER = re.compile(r"(?:(?!__)[A-Za-z0-9_-])+")  # an MCP server's name (agentcli.mcp_entry)
 _ALIASES = {
     "bash": "shell",
     "edit": "write",

@@ -22,7 +22,7 @@ from agentcli.provider import OPENAI_DEFAULT_BASE_URL, Provider, is_loopback
 from agentcli.sandbox.support import sandbox_report
 from agentcli.settings import Settings
 from agentcli.tools.ripgrep import find_rg
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 
 def doctor_lines(workspace: Path) -> list[str]:

@@ -3,7 +3,7 @@
 - text: a compact line per tool call, retries and notices on stderr, and before a response's
   tool calls what the model said or (summarized) thought on the way; the final answer alone on
   stdout, so `agentcli run … > answer.txt` captures just the answer. Everything untrusted (the
-  model's text, commands, paths, errors) goes through `agentcli.ui.safe` first: no control or
+  model's text, commands, paths, errors) goes through `agentcli.ui.term.safe` first: no control or
   escape sequence reaches the terminal.
 - json: nothing while running; one JSON object on stdout at the end.
 - stream-json: one JSON event per line on stdout as things happen, then the result object with
@@ -34,7 +34,7 @@ from agentcli.events import (
 )
 from agentcli.tasks import TaskResult
 from agentcli.truncation import one_line, shorten
-from agentcli.ui.safe import safe_console, visible
+from agentcli.ui.term.safe import safe_console, visible
 
 PROGRESS_CHARS = 240
 """How much of what the model says between tool calls a progress line shows."""

@@ -28,13 +28,12 @@ from agentcli.session.clients import ModelFactory
 from agentcli.session.live import LiveSession
 from agentcli.session.options import PICK, SessionOptions
 from agentcli.settings import Settings
-from agentcli.tasks import ExitCode, TaskResult, TaskState, task_state_for
-from agentcli.terminal_reason import TerminalReason
+from agentcli.tasks import ExitCode, TaskResult, aborted_before_start, task_state_for
 from agentcli.tools.process_group import kill_live_groups
 from agentcli.ui.failure import Failure, failure_of, report
 from agentcli.ui.render import StreamJson, TextProgress, print_result
 from agentcli.ui.resume_arg import no_picker_here
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 from agentcli.usage import Usage
 
 
@@ -119,22 +118,6 @@ def announce_untrusted(settings: Settings, events: EventSink) -> None:
             say(notice)
 
 
-def aborted_result(session_id: str) -> TaskResult:
-    """The result of a task cancelled before it started."""
-    return TaskResult(
-        session_id=session_id,
-        task_id="",
-        state=TaskState.ABORTED,
-        reason=TerminalReason.ABORTED,
-        final_text=None,
-        turns=0,
-        duration_s=0.0,
-        usage=Usage(),
-        cost_usd=None,
-        error="cancelled before the task started",
-    )
-
-
 async def _run_with_signals(live: LiveSession, prompt: str) -> TaskResult:
     loop = asyncio.get_running_loop()
     task = asyncio.create_task(live.run_task(prompt))
@@ -153,7 +136,7 @@ async def _run_with_signals(live: LiveSession, prompt: str) -> TaskResult:
     try:
         return await task
     except asyncio.CancelledError:
-        return aborted_result(live.session_id)
+        return aborted_before_start(live.session_id)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
@@ -185,8 +168,8 @@ def terminal_prompter() -> Prompter | None:
         return None
     from prompt_toolkit.output import create_output
 
-    from agentcli.ui.prompter import TerminalPrompter
-    from agentcli.ui.safe import safe_console
+    from agentcli.ui.term.prompter import TerminalPrompter
+    from agentcli.ui.term.safe import safe_console
 
     return TerminalPrompter(safe_console(file=sys.stderr), output=create_output(stdout=sys.stderr))
 

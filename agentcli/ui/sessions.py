@@ -19,7 +19,7 @@ from agentcli.fsnames import json_text
 from agentcli.paths import resolve_workspace
 from agentcli.session import records
 from agentcli.truncation import one_line
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 SHORT_TEXT = 300
 

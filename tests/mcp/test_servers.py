@@ -15,8 +15,8 @@ import pytest
 import agentcli.ui.run as run_module
 from agentcli.events import Event, McpServerFailed, ToolCallStarted
 from agentcli.mcp.config import ConfiguredServer
-from agentcli.mcp.entry import ServerEntry
 from agentcli.mcp.hub import McpHub
+from agentcli.mcp_entry import ServerEntry
 from agentcli.model import ModelRequest
 from agentcli.session.options import SessionOptions
 from agentcli.testing import ScriptedModel, respond, text, tool_use

@@ -39,7 +39,7 @@ from agentcli.ui.repl.preload import Preloader
 from agentcli.ui.repl.status import Status
 from agentcli.ui.repl.terminal import quiet_terminal, signal_handler
 from agentcli.ui.repl.welcome import has_api_key
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
     from agentcli.events import EventSink
@@ -181,7 +181,7 @@ class Repl:
     async def _open_session(self) -> LiveSession:
         backend = await self.preloader.load("agentcli.ui.repl.backend")
         stream = await self.preloader.load("agentcli.ui.repl.stream")
-        prompter_module = await self.preloader.load("agentcli.ui.prompter")
+        prompter_module = await self.preloader.load("agentcli.ui.term.prompter")
         view = stream.TaskView(
             self.console, self.status, self.workspace, watch_escape=self.io["input"] is None
         )
@@ -279,9 +279,9 @@ class Repl:
         message = with_context(self.shell_notes, prompt)
         result, cancelled = await self.run_cancellable(live.run_task(message))
         if cancelled:
-            from agentcli.ui.run import aborted_result
+            from agentcli.tasks import aborted_before_start
 
-            result = aborted_result(live.session_id)
+            result = aborted_before_start(live.session_id)
         if self._view is not None and self._view.escape.take_pressed():
             self._draft = prompt  # Esc: the message is back at the prompt, to edit or resend
         self.last_result = result
@@ -322,7 +322,7 @@ class Repl:
 
     def _internal_error(self, exc: BaseException) -> None:
         """A bug, not a task outcome: one line for the user, the traceback in a log file."""
-        from agentcli.ui.errorlog import log_internal_error
+        from agentcli.ui.term.errorlog import log_internal_error
 
         log = log_internal_error(exc, ERROR_LOG)
         where = f" (details in {log})" if log is not None else ""

@@ -9,13 +9,14 @@ while the user types the first message.
 
 from __future__ import annotations
 
+from agentcli.config import untrusted_notice
 from agentcli.events import EventSink, Notice
 from agentcli.permissions import Prompter
 from agentcli.session.build import open_live
 from agentcli.session.clients import ModelFactory
 from agentcli.session.live import LiveSession
 from agentcli.session.options import SessionOptions
-from agentcli.ui.run import announce_untrusted
+from agentcli.settings import Settings
 
 
 def open_repl_session(
@@ -27,12 +28,20 @@ def open_repl_session(
 ) -> LiveSession:
     """A new session with what the REPL was started with (and /model, /mode since), or the
     recorded one `--resume ID` / `--continue` name."""
+
+    def say(notice: str) -> None:  # on the REPL's console, not raw stderr under the prompt
+        events(Notice(level="warning", message=notice))
+
+    def announce(settings: Settings) -> None:
+        """What an untrusted workspace's config could not set, said once per session."""
+        if (notice := untrusted_notice(settings)) is not None:
+            say(notice)
+
     return open_live(
         options,
         events=events,
         prompter=prompter,
-        # On the REPL's console, not raw stderr under the prompt.
-        say=lambda notice: events(Notice(level="warning", message=notice)),
-        announce=lambda settings: announce_untrusted(settings, events),
+        say=say,
+        announce=announce,
         model_factory=model_factory,
     )

@@ -14,8 +14,9 @@ from rich.text import Text
 
 from agentcli.errors import UndoError, UsageError
 from agentcli.permissions.rules import RuleKind
-from agentcli.ui.repl.calls import diff_text, file_diff, read_image
-from agentcli.ui.safe import visible
+from agentcli.ui.repl.calls import read_image
+from agentcli.ui.term.diffs import diff_text, file_diff
+from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
     from agentcli.session.live import LiveSession

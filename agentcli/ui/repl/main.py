@@ -21,7 +21,7 @@ def main(options: SessionOptions | None = None, first_task: str | None = None) -
         gc.freeze()
         gc.enable()
     from agentcli.errors import UsageError
-    from agentcli.ui.safe import safe_console, visible
+    from agentcli.ui.term.safe import safe_console, visible
 
     console = safe_console()
     options = options or SessionOptions()

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from agentcli.tasks import TaskResult, TaskState
 from agentcli.ui.repl.status import Status, format_cost, format_tokens
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 _HEADLINE = {
     TaskState.SUCCEEDED: ("✓", "green", "succeeded"),
