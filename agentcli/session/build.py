@@ -211,7 +211,7 @@ def _build(
     notices = (
         openai_notices(spec, settings.effort)
         if settings.provider is Provider.OPENAI
-        else choice_notices(spec, settings.effort)
+        else choice_notices(spec, settings.effort, catalogue)
     )
     for notice in [*([moved] if moved else []), *notices]:
         events(Notice(level="warning", message=notice))

@@ -97,7 +97,7 @@ async def _model(repl: Repl, arg: str) -> None:
     name = catalogue.resolve(arg)
     repl.set_model(name)
     repl.say(f"model: {name}")
-    for notice in choice_notices(catalogue.lookup(name), _effort_now(repl)):
+    for notice in choice_notices(catalogue.lookup(name), _effort_now(repl), catalogue):
         repl.say(notice)
 
 
