@@ -272,7 +272,7 @@ async def _run_all(
                 command=command,
                 passed=evidence.passed,
                 exit_code=outcome.exit_code,
-                duration_s=outcome.duration_s,
+                duration_s=round(outcome.duration_s, 3),
                 artifact_version=version,
             )
         )

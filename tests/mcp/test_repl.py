@@ -110,3 +110,7 @@ async def test_tools_lists_mcp_tools_whatever_their_descriptions(
     shown = out.getvalue()
     assert "internal error" not in shown
     assert "mcp__demo__echo" in shown and "mcp__odd__dot" in shown and "mcp__odd__blank" in shown
+    for line in shown.splitlines():  # each name stands apart from its risk, in one column
+        if line.startswith("  mcp__"):
+            name, gap, _rest = line[2:].partition("  ")
+            assert gap and name.startswith("mcp__") and " " not in name, line

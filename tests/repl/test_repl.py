@@ -313,3 +313,11 @@ def test_the_repl_runs_with_the_garbage_collector_on(tmp_path: Path) -> None:
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+async def test_switching_to_yolo_says_that_nothing_asks_or_is_sandboxed(workspace: Path) -> None:
+    harness = await run_repl(workspace, ScriptedModel([]), "/mode yolo\r/mode auto\r/exit\r")
+    out = harness.text
+    assert "permission mode: yolo" in out
+    assert "nothing asks any more and nothing runs in the OS sandbox" in out
+    assert out.count("nothing asks any more") == 1  # said for yolo only

@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from prompt_toolkit.application import get_app_or_none
@@ -178,19 +179,30 @@ class Repl:
                 return None
         return self._live
 
+    async def view_now(self) -> TaskView:
+        """The live view tasks and `!command`s draw on, made on first use (no session needed)."""
+        if self._view is None:
+            stream = await self.preloader.load("agentcli.ui.repl.stream")
+            self._view = stream.TaskView(
+                self.console, self.status, self.workspace, watch_escape=self.io["input"] is None
+            )
+        return self._view
+
+    @property
+    def data_dir(self) -> Path:
+        """Where the REPL's spill files go: the session's data dir, or before a session exists
+        (a `!command` needs none) the user shell's own."""
+        return self._live.data_dir if self._live is not None else data_home() / "user-shell"
+
     async def _open_session(self) -> LiveSession:
         backend = await self.preloader.load("agentcli.ui.repl.backend")
-        stream = await self.preloader.load("agentcli.ui.repl.stream")
         prompter_module = await self.preloader.load("agentcli.ui.term.prompter")
-        view = stream.TaskView(
-            self.console, self.status, self.workspace, watch_escape=self.io["input"] is None
-        )
+        view = await self.view_now()
         prompter = prompter_module.TerminalPrompter(
             self.console, suspend=view.paused, previewed=view.previewed, **self.io
         )
         build = self._build or backend.open_repl_session
         live = build(self.options, view, prompter)
-        self._view = view
         self.status.model = live.model
         self.needs_anthropic_key = live.settings.provider is Provider.ANTHROPIC  # resumed
         self.status.mode = live.mode.value

@@ -58,11 +58,8 @@ async def run_command(repl: Repl, command: str) -> None:
     if not command.strip():
         repl.error("type a command after !, e.g. !git status")
         return
-    live = await repl.session_or_none()
-    if live is None:
-        return
-    data_dir = live.data_dir
-    collector = HeadTailCollector(CONTEXT_BYTES, new_spill_path(data_dir, "user-shell"))
+    await repl.view_now()  # the command is the user's: it needs no session to run
+    collector = HeadTailCollector(CONTEXT_BYTES, new_spill_path(repl.data_dir, "user-shell"))
     repl.console.print(Text(f"  $ {visible(command, keep='')}", style="bold"), soft_wrap=True)
     result, cancelled = await repl.run_cancellable(
         run_in_group(

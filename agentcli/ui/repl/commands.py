@@ -18,6 +18,7 @@ from rich.text import Text
 from agentcli.catalogue import CATALOGUE, EFFORTS, Catalogue, Effort, choice_notices
 from agentcli.errors import UsageError
 from agentcli.ui.repl import bang, call_log, features
+from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.host import ReplHost as Repl
@@ -146,6 +147,11 @@ async def _mode(repl: Repl, arg: str) -> None:
         repl.error(f"error: {exc.message}")
         return
     repl.say(f"permission mode: {arg}")
+    if arg == "yolo":
+        repl.error(
+            "⚠ yolo: nothing asks any more and nothing runs in the OS sandbox: every write and "
+            "every command the model proposes runs at once, as you (/mode default goes back)"
+        )
 
 
 async def _cost(repl: Repl, arg: str) -> None:
@@ -165,12 +171,16 @@ async def _tools(repl: Repl, arg: str) -> None:
     if live is None:
         return
     text = Text()
-    for tool in live.tools:
+    names = [visible(tool.name, keep="") for tool in live.tools]
+    name_width = max((len(name) for name in names), default=0) + 2
+    room = max(20, repl.console.width - 2 - name_width - 10)
+    for name, tool in zip(names, live.tools, strict=True):
         first = next(iter(tool.description.strip().split(". ")[0].splitlines()), "")
-        text.append(f"  {tool.name:<12}", style="bold")
-        text.append(f"{tool.risk.value:<9}", style="magenta")
-        text.append(f"{first[:56]}\n")
-    repl.console.print(text, end="")
+        first = visible(first, keep="")
+        text.append(f"  {name:<{name_width}}", style="bold")
+        text.append(f"{tool.risk.value:<10}", style="magenta")
+        text.append((first if len(first) <= room else first[: room - 1] + "…") + "\n")
+    repl.console.print(text, end="", soft_wrap=True)
 
 
 async def _mcp(repl: Repl, arg: str) -> None:

@@ -38,6 +38,13 @@ class ReplHost(Protocol):
     @property
     def view(self) -> TaskView | None: ...
 
+    async def view_now(self) -> TaskView: ...
+
+    @property
+    def data_dir(self) -> Path:
+        """Where spill files go (the session's data dir once there is a session)."""
+        ...
+
     @property
     def session_id(self) -> str | None: ...
 
