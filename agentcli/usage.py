@@ -103,3 +103,17 @@ class Clock:
 
     def now(self) -> float:
         return time.monotonic()
+
+
+USAGE_FIELDS = frozenset(Usage.__dataclass_fields__)
+"""The token counts a usage record holds (`Usage`'s fields)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionTotals:
+    """What a session's finished tasks used and cost, as the journal recorded them."""
+
+    tasks: int = 0
+    usage: Usage = Usage()
+    cost_usd: float | None = 0.0
+    """None when any task's cost is unknown (never guessed)."""

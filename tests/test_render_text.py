@@ -95,3 +95,16 @@ def test_a_failed_check_shows_its_output_and_the_reason_is_said_once(
     assert "task failed (acceptance checks failed)" in err and "(completed)" not in err
     assert err.count("acceptance checks failed after 3 repair rounds") == 1
     assert err.rstrip().splitlines()[-1].startswith("agentcli: task failed: ")
+
+
+@pytest.mark.parametrize(
+    "reason", [TerminalReason.ABORTED, TerminalReason.TIMEOUT, TerminalReason.MAX_TURNS]
+)
+def test_narration_of_a_task_that_did_not_end_is_not_printed_as_the_answer(
+    reason: TerminalReason, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = TaskState.ABORTED if reason is TerminalReason.ABORTED else TaskState.BUDGET_EXHAUSTED
+    print_result(result(state=state, reason=reason, final_text="Running a slow command."), "text")
+    out, err = capsys.readouterr()
+    assert out == ""  # `agentcli run … > answer.txt` gets no narration for an answer
+    assert err.rstrip().splitlines()[-1].startswith(f"agentcli: task {state.value}: ")

@@ -36,6 +36,7 @@ from agentcli.session.options import SessionOptions
 from agentcli.settings import Settings
 from agentcli.tasks import TaskResult
 from agentcli.tools.base import Tool
+from agentcli.usage import SessionTotals
 
 Renew = Callable[[], tuple[ConversationManager, ModelFactory]]
 """Builds the manager of a new session with the options as they are now, and the factory of
@@ -120,6 +121,11 @@ class LiveSession:
     @property
     def sandbox_problem(self) -> str | None:
         return self._manager.policy.sandbox_problem
+
+    def totals(self) -> SessionTotals:
+        """What the session's finished tasks used and cost, from its first task on (a resumed
+        session's earlier tasks included)."""
+        return self._manager.journal.totals()
 
     def rules(self) -> RulesView:
         """The permission rules in force, read-only."""

@@ -19,6 +19,7 @@ from agentcli.call_records import ToolCallRecord
 from agentcli.messages import Message
 from agentcli.store.ledger import MemoryLedger, OperationLedger
 from agentcli.tasks import TaskResult
+from agentcli.usage import SessionTotals, Usage
 
 
 class Journal(Protocol):
@@ -44,6 +45,11 @@ class Journal(Protocol):
     def record_settings(self, **changes: Any) -> None:
         """Record settings of the session (model, mode, ...), merged into what is recorded:
         a resume reads them."""
+        ...
+
+    def totals(self) -> SessionTotals:
+        """What the session's finished tasks used and cost, as recorded (a resumed session's
+        totals are its own, from its first task)."""
         ...
 
     def release(self) -> None:
@@ -79,7 +85,19 @@ class MemoryJournal:
 
     def task_finished(self, result: TaskResult) -> None:
         task = self.tasks.setdefault(result.task_id, {"prompt": "", "criteria": []})
-        task.update(state=result.state.value, reason=result.reason.value)
+        task.update(
+            state=result.state.value,
+            reason=result.reason.value,
+            usage=result.usage,
+            cost_usd=result.cost_usd,
+        )
+
+    def totals(self) -> SessionTotals:
+        ended = [task for task in self.tasks.values() if "usage" in task]
+        usage = sum((task["usage"] for task in ended), Usage())
+        costs = [task["cost_usd"] for task in ended]
+        known = all(cost is not None for cost in costs)
+        return SessionTotals(tasks=len(ended), usage=usage, cost_usd=sum(costs) if known else None)
 
     def record_settings(self, **changes: Any) -> None:
         self.settings.update(changes)

@@ -14,6 +14,7 @@ from typing import Any
 from agentcli.call_records import CallStatus
 from agentcli.fsnames import from_db, to_db
 from agentcli.messages import Message, Producer
+from agentcli.usage import USAGE_FIELDS, SessionTotals, Usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,6 +180,22 @@ def _task(row: sqlite3.Row) -> TaskRow:
         started_at=row["started_at"],
         ended_at=row["ended_at"],
     )
+
+
+def session_totals(conn: sqlite3.Connection, session_id: str) -> SessionTotals:
+    """The session's finished tasks: how many, the tokens they used and what they cost (None
+    when any one's cost is unknown, as for a task recorded before costs were)."""
+    rows = conn.execute(
+        "SELECT usage, cost_usd FROM tasks WHERE session_id = ? AND ended_at IS NOT NULL",
+        (session_id,),
+    ).fetchall()
+    usage, cost, known = Usage(), 0.0, True
+    for raw, spent in rows:
+        counts = json.loads(raw) if raw else {}
+        usage = usage + Usage(**{k: int(v) for k, v in counts.items() if k in USAGE_FIELDS})
+        known = known and spent is not None
+        cost += spent or 0.0
+    return SessionTotals(tasks=len(rows), usage=usage, cost_usd=cost if known else None)
 
 
 def load_tasks(conn: sqlite3.Connection, session_id: str) -> list[TaskRow]:

@@ -143,6 +143,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE checkpoints ADD COLUMN attribution TEXT
         """,
     ),
+    (
+        "what each task used and cost",
+        """
+        ALTER TABLE tasks ADD COLUMN usage TEXT;
+        ALTER TABLE tasks ADD COLUMN cost_usd REAL
+        """,
+    ),
 )
 
 

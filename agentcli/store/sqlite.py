@@ -26,11 +26,13 @@ from typing import Any
 from agentcli.call_records import ToolCallRecord
 from agentcli.fsnames import to_db
 from agentcli.messages import Message
+from agentcli.store import queries
 from agentcli.store.db import connect, transaction
 from agentcli.store.faults import crash_point
 from agentcli.store.ledger import SqliteLedger
 from agentcli.store.lock import SessionLock
 from agentcli.tasks import TaskResult
+from agentcli.usage import SessionTotals
 
 
 class SessionNotFoundError(LookupError):
@@ -203,18 +205,25 @@ class SqliteJournal:
         with self._lock:
             self.conn.execute(
                 "UPDATE tasks SET state = ?, reason = ?, evidence = ?, artifact_version = ?, "
-                "ended_at = ? WHERE id = ?",
+                "ended_at = ?, usage = ?, cost_usd = ? WHERE id = ?",
                 (
                     result.state.value,
                     result.reason.value,
                     json.dumps([check.to_json() for check in result.acceptance]),
                     result.artifact_version,
                     time.time(),
+                    json.dumps(result.usage.as_dict()),
+                    result.cost_usd,
                     result.task_id,
                 ),
             )
         if self.task_id == result.task_id:
             self.task_id = None
+
+    def totals(self) -> SessionTotals:
+        """What the session's finished tasks used and cost, as recorded."""
+        with self._lock:
+            return queries.session_totals(self.conn, self.session_id)
 
     def record_settings(self, **changes: Any) -> None:
         """Record settings of the session (model, mode, ...), merged into what is stored."""

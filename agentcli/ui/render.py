@@ -34,6 +34,7 @@ from agentcli.events import (
     ToolCallStarted,
 )
 from agentcli.tasks import TaskResult
+from agentcli.terminal_reason import TerminalReason
 from agentcli.truncation import one_line
 from agentcli.ui.term.safe import safe_console, visible
 
@@ -229,7 +230,9 @@ def print_result(
     elif output_format == "stream-json":
         (stream or StreamJson()).finish(result)
     else:
-        if result.final_text:
+        # Only an answer goes to stdout: what the model said on its way before a cancel, a
+        # timeout or a limit is narration ("Running a slow command."), not an answer.
+        if result.final_text and result.reason is TerminalReason.COMPLETED:
             sys.stdout.write(visible(result.final_text.rstrip("\n")) + "\n")
         if not quiet:
             _print_verdict(result)

@@ -124,7 +124,7 @@ def test_ask_stream_commands_and_exit(workspace: Path, server: FakeMessagesServe
     term.expect("proposed 1 · executed 1")
     term.prompt()
     term.send("/cost\r")
-    term.expect("this session: 1 tasks")
+    term.expect("this session: 1 task ")
     term.prompt()
     term.send("/mode auto\r")
     term.expect("permission mode: auto")

@@ -141,7 +141,7 @@ async def test_task_with_permission_prompt_then_commands(workspace: Path) -> Non
     assert "✓ create_file new.txt" in out
     assert "Created new.txt." in out  # rendered markdown, not **raw**
     assert "● task unverified" in out and "proposed 1 · executed 1" in out
-    assert "this session: 1 tasks" in out
+    assert "this session: 1 task " in out
     assert "permission mode: auto" in out
     assert harness.managers[0].policy.mode is PermissionMode.AUTO  # type: ignore[attr-defined]
     assert "unknown command /nope" in out and "/help" in out

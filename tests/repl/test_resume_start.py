@@ -22,6 +22,7 @@ from agentcli.ui.repl.backend import open_repl_session
 from agentcli.ui.repl.main import main
 from agentcli.ui.repl.opening import check_resumable
 from agentcli.ui.resume_arg import PICK
+from agentcli.usage import Usage
 
 
 @pytest.fixture(autouse=True)
@@ -177,3 +178,28 @@ def test_what_cannot_be_opened_is_refused_before_the_terminal(
         check_resumable(settings)
     if hint is not None:
         assert caught.value.hint is not None and hint in caught.value.hint
+
+
+async def test_a_resumed_session_s_totals_are_its_own_from_its_first_task(
+    workspace: Path,
+) -> None:
+    """`/cost` (and the status line) after `--resume` or `/resume` counted from zero: a session
+    with 2 tasks and their tokens said `0 tasks · $0.0000`."""
+    model = ScriptedModel(
+        [
+            respond(text("one"), usage=Usage(input_tokens=1000, output_tokens=10)),
+            respond(text("two"), usage=Usage(input_tokens=2000, output_tokens=20)),
+        ]
+    )
+    keys = "first\rsecond\r/exit\r"
+    code, _, repl = await start(SessionOptions(cwd=workspace), model, keys)
+    assert code == 0 and repl.session_id is not None
+    earlier = repl.session_id
+    code, out, _ = await start(
+        SessionOptions(cwd=workspace, resume=earlier), ScriptedModel([]), "/cost\r/exit\r"
+    )
+    assert "this session: 2 tasks · input 3.0k · output 30" in out
+    code, out, _ = await start(
+        SessionOptions(cwd=workspace), ScriptedModel([]), f"/resume {earlier}\r/cost\r/exit\r"
+    )
+    assert "this session: 2 tasks · input 3.0k · output 30" in out

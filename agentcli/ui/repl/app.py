@@ -166,7 +166,7 @@ class Repl:
             self.usage_error(exc)
             return None
         self.last_result = None
-        self.status.reset_session()
+        self.status.reset_session(live.totals())
         return live
 
     async def session_or_none(self) -> LiveSession | None:
@@ -203,6 +203,7 @@ class Repl:
         )
         build = self._build or backend.open_repl_session
         live = build(self.options, view, prompter)
+        self.status.reset_session(live.totals())  # a resumed session's tasks count too
         self.status.model = live.model
         self.needs_anthropic_key = live.settings.provider is Provider.ANTHROPIC  # resumed
         self.status.mode = live.mode.value

@@ -159,7 +159,8 @@ async def _cost(repl: Repl, arg: str) -> None:
 
     usage = repl.status.usage
     repl.say(
-        f"this session: {repl.status.tasks} tasks · input {format_tokens(usage.input_tokens)} · "
+        f"this session: {repl.status.tasks} task{'' if repl.status.tasks == 1 else 's'} · "
+        f"input {format_tokens(usage.input_tokens)} · "
         f"output {format_tokens(usage.output_tokens)} · cache read "
         f"{format_tokens(usage.cache_read_input_tokens)} · cache write "
         f"{format_tokens(usage.cache_creation_input_tokens)} · {format_cost(repl.status.cost)}"

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from agentcli.truncation import shorten
 from agentcli.ui.term.safe import visible
-from agentcli.usage import Usage
+from agentcli.usage import SessionTotals, Usage
 
 
 def format_tokens(count: int) -> str:
@@ -75,11 +75,13 @@ class Status:
         self.activity = ""
         self.task_started = None
 
-    def reset_session(self) -> None:
-        """A new session (`/clear`): totals start again."""
-        self.done_usage = Usage()
-        self.done_cost = 0.0
-        self.tasks = 0
+    def reset_session(self, totals: SessionTotals | None = None) -> None:
+        """Another session (`/clear`, `/resume`, `--resume`): its totals are its own, those of
+        the tasks it recorded (none for a new one)."""
+        totals = totals or SessionTotals()
+        self.done_usage = totals.usage
+        self.done_cost = totals.cost_usd
+        self.tasks = totals.tasks
         self.state = "idle"
 
     def line(self, width: int = 80) -> str:
