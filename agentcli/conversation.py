@@ -305,12 +305,14 @@ class ConversationManager:
             return None
         return around_changes(task_id, self._task_paths, self._checkpoints)
 
-    async def run_task(self, prompt: str) -> TaskResult:
+    async def run_task(self, prompt: str, *, context: str = "") -> TaskResult:
         """Run one user request to a terminal state. Never raises for task-ending conditions.
 
         The model works until it ends its turn; then agentcli runs the acceptance checks on the
         artifact version at that moment. A failed check goes back to the model as evidence for
-        another round, until the checks pass or the repair rounds run out.
+        another round, until the checks pass or the repair rounds run out. `context` (what the
+        user's own `!command`s printed) goes to the model before the prompt; the task is
+        recorded by its prompt alone, as the user typed it.
         """
         task_id = new_id()
         started = time.monotonic()
@@ -332,7 +334,7 @@ class ConversationManager:
         guard = ConvergenceGuard(artifact_version=self._version_or_none, settings=self._convergence)
         loop = self.new_loop(observers=[guard], task_id=task_id)
         loop.model = _AfterPending(loop.model, start_task)
-        request = Message.user(expanded.text)
+        request = Message.user(f"{context}\n\n{expanded.text}" if context else expanded.text)
         self._journal.message_appended(request)
         try:
             outcome = await loop.run([*self._messages, request])

@@ -4,6 +4,7 @@ untrusted workspace's files may set comes from the marks on the model."""
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 from typing import Annotated, Any
@@ -74,9 +75,14 @@ def test_an_unknown_key_is_exit_2_on_the_command_line(
 ) -> None:
     project(workspace, "[sandbox]\nnetwork = false\nwritabel = []\n")
     monkeypatch.chdir(workspace)
-    assert run_app(["doctor"]) == 2
+    monkeypatch.setattr(sys, "stdin", None)
+    assert run_app(["run", "a task"]) == 2
     err = capsys.readouterr().err
     assert "unknown key `sandbox.writabel`" in err and "`sandbox.writable`" in err
+    # `doctor` reports it too, and goes on with its other checks (exit 1: a problem found).
+    assert run_app(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "unknown key `sandbox.writabel`" in out and "sandbox: " in out
 
 
 @pytest.mark.parametrize(

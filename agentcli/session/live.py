@@ -136,9 +136,10 @@ class LiveSession:
         return self._manager.policy.take_notices()
 
     # -- work --------------------------------------------------------------------------------
-    async def run_task(self, prompt: str) -> TaskResult:
-        """Run one user request to a terminal state (never raises for task-ending conditions)."""
-        return await self._manager.run_task(prompt)
+    async def run_task(self, prompt: str, *, context: str = "") -> TaskResult:
+        """Run one user request to a terminal state (never raises for task-ending conditions).
+        `context` goes to the model before `prompt`; the task is recorded by `prompt` alone."""
+        return await self._manager.run_task(prompt, context=context)
 
     async def run_checks(self, events: EventSink | None = None) -> AcceptanceReport:
         """Run the acceptance checks now, on the workspace as it is (the REPL's /check)."""

@@ -27,7 +27,11 @@ class SessionRow:
     updated_at: float
     messages: int = 0
     tasks: int = 0
-    last_prompt: str | None = None
+    title: str | None = None
+    """What the user first asked in it (the first task's prompt, as typed): the one name a
+    session goes by in every listing."""
+    last_state: str | None = None
+    """The state of its latest task (`succeeded`, `failed`, ..., `running` if interrupted)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,6 +46,8 @@ class TaskRow:
     artifact_version: str | None
     started_at: float
     ended_at: float | None
+    undone_at: float | None = None
+    """When its file changes were undone (`agentcli undo`, `/undo`), if they were."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,7 +87,8 @@ def _session(row: sqlite3.Row) -> SessionRow:
         updated_at=row["updated_at"],
         messages=row["n_messages"],
         tasks=row["n_tasks"],
-        last_prompt=None if row["last_prompt"] is None else from_db(row["last_prompt"]),
+        title=None if row["title"] is None else from_db(row["title"]),
+        last_state=row["last_state"],
     )
 
 
@@ -90,7 +97,9 @@ _SESSION_SELECT = """
         (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS n_messages,
         (SELECT COUNT(*) FROM tasks t WHERE t.session_id = s.id) AS n_tasks,
         (SELECT t.prompt FROM tasks t WHERE t.session_id = s.id
-            ORDER BY t.started_at DESC LIMIT 1) AS last_prompt
+            ORDER BY t.started_at, t.id LIMIT 1) AS title,
+        (SELECT t.state FROM tasks t WHERE t.session_id = s.id
+            ORDER BY t.started_at DESC, t.id DESC LIMIT 1) AS last_state
     FROM sessions s
 """
 
@@ -179,6 +188,7 @@ def _task(row: sqlite3.Row) -> TaskRow:
         artifact_version=row["artifact_version"],
         started_at=row["started_at"],
         ended_at=row["ended_at"],
+        undone_at=row["undone_at"],
     )
 
 
@@ -200,7 +210,9 @@ def session_totals(conn: sqlite3.Connection, session_id: str) -> SessionTotals:
 
 def load_tasks(conn: sqlite3.Connection, session_id: str) -> list[TaskRow]:
     rows = conn.execute(
-        "SELECT * FROM tasks WHERE session_id = ? ORDER BY started_at, id", (session_id,)
+        "SELECT t.*, c.undone_at FROM tasks t LEFT JOIN checkpoints c ON c.task_id = t.id "
+        "WHERE t.session_id = ? ORDER BY t.started_at, t.id",
+        (session_id,),
     )
     return [_task(row) for row in rows]
 

@@ -22,6 +22,10 @@ from agentcli.truncation import one_line
 from agentcli.ui.term.safe import visible
 
 SHORT_TEXT = 300
+TEXT_LINES = 40
+"""How many lines of what was said `sessions show` prints (`export` has all of it)."""
+RESULT_LINES = 12
+"""How many lines of each tool result `sessions show` prints."""
 
 
 def _count(number: int, noun: str) -> str:
@@ -46,12 +50,12 @@ def sessions_list(workspace: Path | None, all_: bool, out: TextIO | None = None)
         out.write(visible(f"no sessions{scope}") + "\n")
         return 0
     for row in rows:
-        prompt = _short(row.last_prompt or "", 60)
+        title = _short(row.title or "", 60)
         place = f"  {row.workspace}" if all_ else ""
         out.write(
             visible(
                 f"{row.id}  {_when(row.updated_at)}  {row.model}  {_count(row.tasks, 'task')}  "
-                f"{_count(row.messages, 'message')}{place}  {prompt}",
+                f"{_count(row.messages, 'message')}  {row.last_state or '-'}{place}  {title}",
                 keep="",
             )
             + "\n"
@@ -78,10 +82,22 @@ def sessions_show(session_id: str, out: TextIO | None = None) -> int:
         if task is not None and task.id != current_task:
             current_task = task.id
             verdict = f"{task.state}" + (f" ({task.reason})" if task.reason else "")
+            if task.undone_at is not None:
+                verdict += f", undone {_when(task.undone_at)}"
             out.write(f"\n== task {task.id} [{verdict}]\n")
         for line in _message_lines(message["role"], message["content"], calls):
             out.write(visible(line) + "\n")  # the model's words, tool inputs and outputs
     return 0
+
+
+def _indented(text: str, first: str, limit: int) -> list[str]:
+    """`text` as lines under a `first` prefix (the rest indented to match), at most `limit`
+    of them and then how many more there are."""
+    lines = text.rstrip().splitlines() or [""]
+    shown = [first + lines[0], *(" " * len(first) + line for line in lines[1:limit])]
+    if len(lines) > limit:
+        shown.append(" " * len(first) + f"… {len(lines) - limit} more lines")
+    return shown
 
 
 def _message_lines(role: str, blocks: Sequence[Any], calls: dict[str, Any]) -> list[str]:
@@ -89,7 +105,7 @@ def _message_lines(role: str, blocks: Sequence[Any], calls: dict[str, Any]) -> l
     for block in blocks:
         kind = block.get("type")
         if kind == "text" and block.get("text", "").strip():
-            lines.append(f"{role}: {_short(block['text'])}")
+            lines += _indented(block["text"], f"{role}: ", TEXT_LINES)
         elif kind == "tool_use":
             call = calls.get(block.get("id"))
             status = call.status.value if call is not None else "no record"
@@ -101,7 +117,7 @@ def _message_lines(role: str, blocks: Sequence[Any], calls: dict[str, Any]) -> l
             content = block.get("content")
             text = content if isinstance(content, str) else json.dumps(content)
             mark = "error" if block.get("is_error") else "ok"
-            lines.append(f"  <- {mark}: {_short(text, 160)}")
+            lines += _indented(text, f"  <- {mark}: ", RESULT_LINES)
         elif kind in ("thinking", "redacted_thinking"):
             lines.append(f"{role}: ({kind})")
         elif kind not in ("text",):

@@ -187,7 +187,7 @@ async def test_clear_and_exit_let_go_of_the_session(workspace: Path) -> None:
 
     def probe(request: ModelRequest) -> ModelResponse:
         rows = queries.list_sessions(connect(), str(workspace))
-        seen.append({row.last_prompt or "": is_free(row.id) for row in rows})
+        seen.append({row.title or "": is_free(row.id) for row in rows})
         return respond(text("ok"))
 
     await session(workspace, FunctionModel(probe), "first\r/clear\rsecond\r/exit\r")

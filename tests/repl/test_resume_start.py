@@ -203,3 +203,27 @@ async def test_a_resumed_session_s_totals_are_its_own_from_its_first_task(
         SessionOptions(cwd=workspace), ScriptedModel([]), f"/resume {earlier}\r/cost\r/exit\r"
     )
     assert "this session: 2 tasks · input 3.0k · output 30" in out
+
+
+async def test_a_session_is_titled_by_what_was_first_typed_everywhere(workspace: Path) -> None:
+    """The pickers titled a session by the note of a `!command` run before its first message
+    (`[I ran a shell command myself…`), `/sessions` by its latest prompt and `sessions list`
+    by its first, without state: one title, the first typed prompt, with the state."""
+    import contextlib
+
+    from agentcli.session import records
+    from agentcli.ui.repl.picker import _listing
+    from agentcli.ui.sessions import sessions_list
+
+    model = ScriptedModel([respond(text("ok")), respond(text("done"))])
+    keys = "!echo hello\rfix the flaky test\rand the docs\r/sessions\r/exit\r"
+    code, out, repl = await start(SessionOptions(cwd=workspace), model, keys)
+    assert code == 0
+    assert "I ran a shell command myself" in model.requests[0].messages[-1].text  # context kept
+    listed = io.StringIO()
+    with contextlib.redirect_stdout(listed):
+        assert sessions_list(workspace, False) == 0
+    (in_repl,) = [line for line in out.splitlines() if repl.session_id in line]
+    for line in (in_repl, listed.getvalue(), _listing(records.list_sessions(workspace)).plain):
+        assert "fix the flaky test" in line and "unverified" in line
+        assert "I ran a shell" not in line and "and the docs" not in line

@@ -271,7 +271,7 @@ def test_a_workspace_and_prompt_that_are_not_utf8_are_kept_exactly(
         Message.user("elsewhere")
     )
     (row,) = queries.list_sessions(conn, str(workspace))
-    assert (row.id, row.workspace, row.last_prompt) == ("S-BYTES", str(workspace), prompt)
+    assert (row.id, row.workspace, row.title) == ("S-BYTES", str(workspace), prompt)
     assert os.fsencode(row.workspace).endswith(b"/ws-\xff")
     assert queries.load_tasks(conn, "S-BYTES")[0].prompt == prompt
     # The conversation holds what the model was sent: the byte spelled `\xe9`.

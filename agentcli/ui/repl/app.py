@@ -32,7 +32,7 @@ from agentcli.paths import data_home, resolve_workspace
 from agentcli.provider import Provider
 from agentcli.session.options import SessionOptions
 from agentcli.ui.repl import commands
-from agentcli.ui.repl.bang import with_context
+from agentcli.ui.repl.bang import take_context
 from agentcli.ui.repl.call_log import ShowLatestCall, show_call
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
 from agentcli.ui.repl.opening import open_first
@@ -289,8 +289,8 @@ class Repl:
         self.status.task_began()
         if self._view is not None:
             self._view.begin_task()
-        message = with_context(self.shell_notes, prompt)
-        result, cancelled = await self.run_cancellable(live.run_task(message))
+        context = take_context(self.shell_notes)
+        result, cancelled = await self.run_cancellable(live.run_task(prompt, context=context))
         if cancelled:
             from agentcli.tasks import aborted_before_start
 

@@ -44,11 +44,9 @@ def context_note(command: str, exit_code: int | None, output: str) -> str:
     )
 
 
-def with_context(notes: list[str], prompt: str) -> str:
-    """`prompt` preceded by the notes of the commands run since the last message (emptied)."""
-    if not notes:
-        return prompt
-    text = "\n\n".join([*notes, prompt])
+def take_context(notes: list[str]) -> str:
+    """The notes of the commands run since the last message, for the next one (emptied)."""
+    text = "\n\n".join(notes)
     notes.clear()
     return text
 

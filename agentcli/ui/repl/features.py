@@ -210,13 +210,15 @@ async def sessions(repl: Repl, arg: str) -> None:
         return
     current = repl.session_id
     text = Text()
+    room = max(20, repl.console.width - 60)
     for row in rows:
         when = time.strftime("%m-%d %H:%M", time.localtime(row.updated_at))
-        prompt = visible(" ".join((row.last_prompt or "").split(" ")), keep="")
+        title = visible(" ".join((row.title or "").split()), keep="")
         mark = "*" if row.id == current else " "
         text.append(f" {mark}{row.id}  ", style="bold" if row.id == current else "")
         text.append(f"{when}  {row.tasks:>2} task{'' if row.tasks == 1 else 's'}  ", style="dim")
-        text.append(prompt[:22] + ("…" if len(prompt) > 22 else "") + "\n")
+        text.append(f"{row.last_state or '-':<12} ", style="dim")
+        text.append(title[:room] + ("…" if len(title) > room else "") + "\n")
     text.append("  /resume ID continues one (a unique prefix of the id is enough)\n", style="dim")
     repl.console.print(text, end="")
 

@@ -31,18 +31,16 @@ def age(seconds: float) -> str:
     return f"{max(0, int(seconds))}s ago"
 
 
-def _described(session_id: str) -> tuple[str, str]:
-    """The state of the session's last task, and its first prompt on one line (shortened)."""
-    from agentcli.session import records
-
-    tasks = records.tasks(session_id)
-    first = visible(" ".join((tasks[0].prompt if tasks else "").split()), keep="")
-    state = tasks[-1].state if tasks else "no tasks"
+def _described(row: SessionRow) -> tuple[str, str]:
+    """The state of the session's last task, and its title (what was first asked in it) on
+    one line, shortened."""
+    first = visible(" ".join((row.title or "").split()), keep="")
+    state = row.last_state or "no tasks"
     return state, (first[:50] + ("…" if len(first) > 50 else "")) or "(no prompt)"
 
 
 def _listing(rows: list[SessionRow]) -> Text:
-    described = [_described(row.id) for row in rows]
+    described = [_described(row) for row in rows]
     width = max(cell_len(first) for _, first in described)  # wide characters take two cells
     text = Text()
     for number, (row, (state, first)) in enumerate(zip(rows, described, strict=True), start=1):
