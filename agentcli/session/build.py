@@ -23,7 +23,7 @@ from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import ConfigError, UsageError
 from agentcli.events import EventSink, Notice
-from agentcli.instructions import instruction_files, system_prompt
+from agentcli.instructions import load_instructions, system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.mcp.config import configured_servers
 from agentcli.mcp.session import problem_reporter, start_servers
@@ -145,13 +145,15 @@ def build_manager(
     model_factory: Callable[[str], ModelClient] | None = None,
     prompter: Prompter | None = None,
     say: Callable[[str], None] = lambda _notice: None,
+    warn: Callable[[str], None] | None = None,
     mcp_config: Sequence[Path] = (),
 ) -> ConversationManager:
     """The session for `run` and the REPL: permissions and sandbox, budget, acceptance
     checks, the model client (the provider's, `provider_factory`, unless a factory is given),
     the journal (new, or resumed and recovered) and the tools of the MCP servers configured
     (`mcp_config`: `--mcp-config` files). `say` gets what the user should hear once at the
-    start (e.g. that no sandbox is available)."""
+    start (e.g. that no sandbox is available); `warn` what they must hear whatever the output
+    (a file of the workspace agentcli refused to read; default: a warning Notice event)."""
     workspace = target.workspace
     settings = session_provider(target, settings)
     settings, moved = session_base_url(
@@ -175,7 +177,7 @@ def build_manager(
     # Once, before the model can write anything: is the workspace a git repository? Snapshots,
     # checkpoints and recovery all use this answer for the whole session (owngit.decision).
     git = decide(workspace)
-    instructions = instruction_files(workspace)
+    instructions = load_instructions(workspace)
     model, session = open_with_model(
         target.resumed,
         model_factory,
@@ -198,6 +200,8 @@ def build_manager(
     )
     for notice in [*([moved] if moved else []), *notices]:
         events(Notice(level="warning", message=notice))
+    for notice in instructions.skipped:
+        (warn or (lambda n: events(Notice(level="warning", message=n))))(notice)
     # Only for a session that will run: a refused one (busy, no API key) starts no program.
     mcp = start_servers(mcp_servers, workspace, report=problem_reporter(events, say), say=say)
     return ConversationManager(
@@ -214,8 +218,8 @@ def build_manager(
         prompter=prompter or NonInteractivePrompter(),
         journal=session.journal,
         checkpoints=session.checkpoints,
-        system=system_prompt(workspace, files=instructions),
-        instruction_files=tuple(instructions),
+        system=system_prompt(workspace, instructions=instructions),
+        instruction_files=tuple(instructions.paths),
         events=events,
         budget=budget,
         loop_settings=LoopSettings(denial_limit=permissions.denial_limit, effort=settings.effort),

@@ -13,6 +13,7 @@ stays valid, exit 130); a second one exits at once.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import math
 import os
@@ -154,6 +155,7 @@ def build_manager(
         model_factory=model_factory,
         prompter=prompter,
         say=say,
+        warn=functools.partial(announce, events=events),
         mcp_config=options.mcp_config,
     )
 
@@ -185,14 +187,19 @@ def run_settings(options: RunOptions, workspace: Path, events: EventSink) -> Set
 
 
 def announce_untrusted(settings: Settings, events: EventSink) -> None:
-    """What was ignored of an untrusted workspace's config is said once: as a Notice
-    (stream-json, the REPL; text progress prints it on stderr) and on stderr wherever the
-    Notice would not land there."""
+    """What was ignored of an untrusted workspace's config is said once (`announce`)."""
     notice = untrusted_notice(settings)
     if notice is not None:
-        events(Notice(level="warning", message=notice))
-        if isinstance(events, StreamJson) or (isinstance(events, TextProgress) and events.quiet):
-            say(notice)
+        announce(notice, events)
+
+
+def announce(notice: str, events: EventSink) -> None:
+    """A warning the user must hear whatever the output format: as a Notice (stream-json,
+    the REPL; text progress prints it on stderr) and on stderr wherever the Notice would not
+    land there."""
+    events(Notice(level="warning", message=notice))
+    if isinstance(events, StreamJson) or (isinstance(events, TextProgress) and events.quiet):
+        say(notice)
 
 
 def aborted_result(manager: ConversationManager) -> TaskResult:
