@@ -171,7 +171,7 @@ def open_regular(path: Path, *, inside: Inside | None, follow: bool = True) -> i
 def kind_of(path: Path) -> str | None:
     """What the entry at `path` is when it is no regular file (`a named pipe (FIFO)`), else
     None; links are looked at as links. FileNotFoundError when there is nothing."""
-    return _kind(os.lstat(path).st_mode)
+    return kind_name(os.lstat(path).st_mode)
 
 
 def _open_own(path: Path, *, follow: bool) -> int:
@@ -222,7 +222,7 @@ def _walk_down(path: Path, root: Path, parts: Sequence[str]) -> int:
 
 def _open_in(path: Path, dir_fd: int, name: str) -> int:
     """Open `name` in `dir_fd`: a regular file, or Unreadable saying what it is instead."""
-    kind = _kind(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    kind = kind_name(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
     if kind == "a link":
         raise Unreadable(
             path, Reason.LINK, f"a link to {_readlink(name, dir_fd)}, never followed here"
@@ -236,7 +236,7 @@ def _open_in(path: Path, dir_fd: int, name: str) -> int:
         if exc.errno == errno.ELOOP:
             raise Unreadable(path, Reason.LINK, "replaced by a link while it was opened") from exc
         raise
-    kind = _kind(os.fstat(fd).st_mode)
+    kind = kind_name(os.fstat(fd).st_mode)
     if kind is not None:
         os.close(fd)
         raise Unreadable(path, Reason.NOT_REGULAR, f"{kind}, not a regular file")
@@ -253,7 +253,9 @@ _KINDS = (
 )
 
 
-def _kind(mode: int) -> str | None:
+def kind_name(mode: int) -> str | None:
+    """What an entry of `mode` is when it is no regular file (`a named pipe (FIFO)`, `a link`),
+    else None."""
     if stat.S_ISREG(mode):
         return None
     return next((name for test, name in _KINDS if test(mode)), "not a regular file")

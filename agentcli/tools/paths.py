@@ -8,6 +8,7 @@ from pathlib import Path
 
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.fsnames import from_model
+from agentcli.safe_read import Reason, Unreadable
 
 
 def confinement_roots(workspace: Path, extra_roots: Iterable[Path] = ()) -> list[Path]:
@@ -63,3 +64,18 @@ def display_path(path: Path, workspace: Path) -> str:
         return str(path.relative_to(Path(os.path.realpath(workspace))))
     except ValueError:
         return str(path)
+
+
+def refusal(exc: Unreadable, shown: str, what: str) -> ToolError:
+    """The typed tool error for a file `agentcli.safe_read` would not open: one that is no
+    regular file (a named pipe, a device) is the wrong argument, one that leads outside the
+    workspace is not permitted. `what`: what the tool does with regular files
+    (`read_file reads`)."""
+    if exc.reason in (Reason.OUTSIDE, Reason.LINK):
+        return ToolError(
+            ToolErrorKind.PERMISSION_DENIED,
+            f"{shown} is {exc.why}; file tools only work inside the workspace",
+        )
+    return ToolError(
+        ToolErrorKind.INVALID_ARGUMENTS, f"{shown} is {exc.why}; {what} regular files only"
+    )
