@@ -50,6 +50,9 @@ MAX_PROJECT_FILE_BYTES = 1 * MiB
 KERNEL_DIRS = ("/proc", "/sys")
 """Files that are the kernel's, not anyone's: never read as a file agentcli was given."""
 _CHUNK = 1 * MiB
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
+"""Never through a link at the name, never blocking (a named pipe opens at once, and is then
+refused), never taking a terminal as the controlling one."""
 
 
 class Reason(enum.StrEnum):
@@ -100,17 +103,23 @@ def read_bytes(
     """The bytes of the regular file at `path` (see the module docstring): at most `limit`
     of them; beyond that Unreadable, or with `cut` the first `limit` bytes."""
     with opened(path, inside=inside, follow=follow) as fd:
-        size = os.fstat(fd).st_size
-        if size > limit and not cut:
-            raise _too_large(path, size, limit)
-        chunks: list[bytes] = []
-        got = 0
-        while got <= limit:
-            chunk = os.read(fd, min(_CHUNK, limit + 1 - got))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
+        return read_fd(fd, path, limit=limit, cut=cut)
+
+
+def read_fd(fd: int, path: Path, *, limit: int, cut: bool = False) -> bytes:
+    """The bytes of the regular file open at `fd` (`open_regular`), as `read_bytes` reads
+    them; `path` names it in a refusal."""
+    size = os.fstat(fd).st_size
+    if size > limit and not cut:
+        raise _too_large(path, size, limit)
+    chunks: list[bytes] = []
+    got = 0
+    while got <= limit:
+        chunk = os.read(fd, min(_CHUNK, limit + 1 - got))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
     data = b"".join(chunks)
     if len(data) > limit:  # it grew, or says it is empty as `/proc` files do
         if not cut:
@@ -179,6 +188,10 @@ def _open_own(path: Path, *, follow: bool) -> int:
     if _root_of(real, tuple(Path(d) for d in KERNEL_DIRS)) is not None:
         raise Unreadable(path, Reason.OUTSIDE, f"{_what_it_is(path, real)}, a file of the kernel")
     try:
+        if not follow:
+            # The hot path (every file a snapshot hashes): one open that takes no link and
+            # cannot block, then the descriptor says what it is.
+            return _checked(path, os.open(real, _OPEN_FLAGS))
         parent = os.open(os.path.dirname(real), os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # noqa: PTH120
         try:
             return _open_in(path, parent, os.path.basename(real))  # noqa: PTH119
@@ -187,6 +200,8 @@ def _open_own(path: Path, *, follow: bool) -> int:
     except Unreadable:
         raise
     except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            raise Unreadable(path, Reason.LINK, "a link, never followed here") from None
         raise _named(exc, path) from None
 
 
@@ -229,13 +244,17 @@ def _open_in(path: Path, dir_fd: int, name: str) -> int:
         )
     if kind is not None:
         raise Unreadable(path, Reason.NOT_REGULAR, f"{kind}, not a regular file")
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC
     try:
-        fd = os.open(name, flags, dir_fd=dir_fd)
+        fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise Unreadable(path, Reason.LINK, "replaced by a link while it was opened") from exc
         raise
+    return _checked(path, fd)
+
+
+def _checked(path: Path, fd: int) -> int:
+    """`fd`, if it is open on a regular file; else closed, and Unreadable."""
     kind = kind_name(os.fstat(fd).st_mode)
     if kind is not None:
         os.close(fd)
