@@ -19,7 +19,7 @@ from tomlkit.exceptions import TOMLKitError
 
 from agentcli.errors import UsageError
 from agentcli.private import private_dir
-from agentcli.safe_read import MAX_CONFIG_BYTES, Unreadable, read_bytes
+from agentcli.safe_read import MAX_CONFIG_BYTES, Inside, Unreadable, read_bytes
 
 
 def append_allow_rule(path: Path, rule: str) -> bool:
@@ -46,11 +46,14 @@ def append_allow_rule(path: Path, rule: str) -> bool:
 
 def _current(path: Path) -> str:
     """The file's text now ("" when there is none), read as config is read
-    (`agentcli.safe_read`: a regular file, bounded; never a pipe or a device)."""
+    (`agentcli.safe_read`: a regular file, bounded, never a pipe or a device, and inside the
+    directory that holds its own: the workspace for `.agentcli/config.local.toml`, the data
+    dir for the answers kept for an untrusted workspace)."""
     if not os.path.lexists(path):
         return ""
+    inside = Inside.of(path.parent.parent)
     try:
-        return read_bytes(path, inside=None, limit=MAX_CONFIG_BYTES).decode("utf-8")
+        return read_bytes(path, inside=inside, limit=MAX_CONFIG_BYTES).decode("utf-8")
     except Unreadable as exc:
         raise UsageError(f"config file {path} is not read: {exc.why}") from exc
     except UnicodeDecodeError as exc:

@@ -117,6 +117,11 @@ def read_nofollow(path: Path, roots: Iterable[Path]) -> bytes | None:
                 ToolErrorKind.PERMISSION_DENIED,
                 f"{shown} was replaced by a symlink after its path was checked; refusing it",
             ) from exc
+        if exc.reason is Reason.TOO_LARGE:
+            raise ToolError(
+                ToolErrorKind.INVALID_ARGUMENTS,
+                f"{shown} is {exc.why} of the file tools: it cannot be changed with them",
+            ) from exc
         raise refusal(exc, shown, "the write tools change") from exc
     except OSError as exc:
         raise _os_error(path, exc) from exc

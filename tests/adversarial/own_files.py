@@ -28,7 +28,7 @@ import errno
 import os
 import resource
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,9 +57,17 @@ def environ_secret() -> str:
     return max((e.decode("utf-8", "replace") for e in entries), key=len)
 
 
-def plant(path: Path, kind: str, *, outside: Path, inside: Path | None = None) -> Planted:
+def plant(
+    path: Path,
+    kind: str,
+    *,
+    outside: Path,
+    inside: Path | None = None,
+    body: Callable[[str], str] = lambda content: f"{content}\n",
+) -> Planted:
     """Put a file of `kind` at `path`. `outside` is a directory outside the workspace (its
-    `secret.txt` is created); `inside` a directory inside it (for `inside-link`)."""
+    `secret.txt` is created); `inside` a directory inside it (for `inside-link`); `body` makes
+    a control's file text around its content (where the reader needs TOML or JSON)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     token = secrets.token_hex(6)
     if kind == "fifo":
@@ -83,14 +91,14 @@ def plant(path: Path, kind: str, *, outside: Path, inside: Path | None = None) -
         return Planted(path, kind, "\x00" * 64)
     if kind == "regular":
         content = f"CONTROL-CONTENT-{token}"
-        path.write_text(f"{content}\n")
+        path.write_text(body(content))
         return Planted(path, kind, None, content)
     if kind == "inside-link":
         assert inside is not None, "inside-link needs a directory inside the workspace"
         inside.mkdir(parents=True, exist_ok=True)
         content = f"LINKED-CONTENT-{token}"
         target = inside / f"linked-{token}.md"
-        target.write_text(f"{content}\n")
+        target.write_text(body(content))
         path.symlink_to(os.path.relpath(target, path.parent))
         return Planted(path, kind, None, content)
     raise ValueError(kind)
