@@ -11,13 +11,23 @@ inside the workspace, `CLAUDE.md -> AGENTS.md`.
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import io
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
 
+from agentcli.testing import ScriptedModel, respond
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text
+from agentcli.ui.repl.app import Repl
+from agentcli.ui.repl.backend import build_repl_manager
+from agentcli.ui.repl.settings import ReplSettings
 from tests.adversarial.own_files import memory_cap, plant
 from tests.adversarial.own_runs import cli, sent, server, system_of, ws
 
@@ -110,3 +120,27 @@ def test_the_skipped_file_is_a_notice_event_in_stream_json(
     notices = [e["message"] for e in events if e["type"] == "notice"]
     assert any("AGENTS.md skipped" in n and "/proc/self/environ" in n for n in notices), notices
     assert "AGENTS.md skipped" in proc.stderr
+
+
+async def test_the_repl_says_which_file_it_skipped(
+    ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    planted = plant(ws / "AGENTS.md", "proc-environ", outside=tmp_path / "outside")
+    model = ScriptedModel([respond(text("ok"))])
+    out = io.StringIO()
+    with create_pipe_input() as pipe:
+        repl = Repl(
+            ReplSettings(cwd=ws),
+            console=Console(file=out, width=200, markup=False, highlight=False),
+            input=pipe,
+            output=DummyOutput(),
+            build=functools.partial(build_repl_manager, model_factory=lambda _name: model),
+        )
+        pipe.send_text("hi\r/exit\r")
+        assert await asyncio.wait_for(repl.run(), 30) == 0
+    shown = out.getvalue()
+    assert "AGENTS.md skipped: a link to /proc/self/environ, outside the workspace" in shown
+    (request,) = model.requests
+    leaked = planted.secret is None or planted.secret in request.system
+    assert not leaked, "the content of AGENTS.md reached the model"
