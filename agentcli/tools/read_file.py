@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import Field, PrivateAttr
 
 from agentcli.errors import ToolError, ToolErrorKind
-from agentcli.safe_read import Inside, Reason, Unreadable, read_bytes
+from agentcli.safe_read import Reason, Unreadable, read_bytes
 from agentcli.tools.base import (
     PermissionTarget,
     Resources,
@@ -24,7 +24,7 @@ from agentcli.tools.base import (
     file_resource,
 )
 from agentcli.tools.output import split_lines
-from agentcli.tools.paths import display_path, refusal, resolve_confined
+from agentcli.tools.paths import display_path, inside_of, refusal, resolve_confined
 from agentcli.tools.textfile import MAX_FILE_BYTES, content_hash, decode, looks_binary
 
 DEFAULT_LIMIT = 2000
@@ -127,9 +127,9 @@ class ReadFile(Tool[ReadFileInput]):
 def _read_bytes(path: Path, shown: str, ctx: ToolContext) -> bytes:
     """The file's bytes, through `agentcli.safe_read`: a regular file of the workspace (never
     a named pipe, whose open would block, or a device), at most MAX_FILE_BYTES."""
-    inside = Inside.of(ctx.workspace, *ctx.extra_dirs, ctx.data_dir)
-    try:
-        return read_bytes(path, inside=inside, limit=MAX_FILE_BYTES)
+    inside = inside_of((ctx.workspace, *ctx.extra_dirs, ctx.data_dir))
+    try:  # `path` is resolved: a link in it now was swapped in since, and is refused
+        return read_bytes(path, inside=inside, limit=MAX_FILE_BYTES, follow=False)
     except FileNotFoundError as exc:
         raise ToolError(ToolErrorKind.NOT_FOUND, f"{shown} does not exist") from exc
     except Unreadable as exc:
