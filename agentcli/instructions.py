@@ -108,6 +108,8 @@ def _read_one(
         return None
     try:
         data = read_bytes(path, inside=inside, limit=MAX_INSTRUCTION_BYTES)
+    except IsADirectoryError:
+        return None  # a directory of that name is no instruction file, as none is there
     except Unreadable as exc:
         skipped.append(f"{shown_path(path, workspace)} skipped: {exc.why}")
         return None

@@ -23,7 +23,7 @@ the contents its snapshots hash and its checkpoints keep) is opened here, so tha
 A refusal is an `Unreadable`: an `OSError`, so a caller that already gives up on a file it
 cannot read does so here too, with a `reason` and a `why` that names what the file is
 (`a link to /proc/self/environ, outside the workspace`), for the notice or error that names it.
-A missing file is still `FileNotFoundError`.
+A missing file is still `FileNotFoundError`, a directory `IsADirectoryError`, as from `open`.
 """
 
 from __future__ import annotations
@@ -69,8 +69,7 @@ class Unreadable(OSError):
     """A file agentcli will not read; `why` says what it is, for a message naming it."""
 
     def __init__(self, path: Path, reason: Reason, why: str) -> None:
-        code = errno.EISDIR if why.startswith("a directory") else errno.EPERM
-        super().__init__(code, why, str(path))
+        super().__init__(errno.EPERM, why, str(path))
         self.path = path
         self.reason = reason
         self.why = why
@@ -164,7 +163,7 @@ def open_regular(path: Path, *, inside: Inside | None, follow: bool = True) -> i
             raise Unreadable(path, Reason.OUTSIDE, f"outside {inside.name}")
     parts = Path(real).relative_to(root).parts
     if not parts:
-        raise Unreadable(path, Reason.NOT_REGULAR, "a directory, not a regular file")
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     try:
         dir_fd = _walk_down(path, root, parts[:-1])
         try:
@@ -242,6 +241,8 @@ def _open_in(path: Path, dir_fd: int, name: str) -> int:
         raise Unreadable(
             path, Reason.LINK, f"a link to {_readlink(name, dir_fd)}, never followed here"
         )
+    if kind == "a directory":  # what opening it to read would say
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
     if kind is not None:
         raise Unreadable(path, Reason.NOT_REGULAR, f"{kind}, not a regular file")
     try:
@@ -258,6 +259,8 @@ def _checked(path: Path, fd: int) -> int:
     kind = kind_name(os.fstat(fd).st_mode)
     if kind is not None:
         os.close(fd)
+        if kind == "a directory":
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
         raise Unreadable(path, Reason.NOT_REGULAR, f"{kind}, not a regular file")
     return fd
 

@@ -105,10 +105,12 @@ def test_a_device_is_refused_even_where_links_may_go(ws: Path) -> None:
     assert exc.reason is Reason.NOT_REGULAR and exc.why == "a character device, not a regular file"
 
 
-def test_a_directory_is_refused(ws: Path) -> None:
+def test_a_directory_is_refused_as_opening_it_would_say(ws: Path) -> None:
     (ws / "AGENTS.md").mkdir()
-    exc = refusal(ws / "AGENTS.md", Inside.of(ws))
-    assert exc.why == "a directory, not a regular file" and isinstance(exc, OSError)
+    for inside in (Inside.of(ws), None):
+        with pytest.raises(IsADirectoryError) as caught:
+            read_bytes(ws / "AGENTS.md", inside=inside, limit=10)
+        assert caught.value.filename == str(ws / "AGENTS.md")
 
 
 def test_a_file_over_the_limit_is_refused_or_cut(ws: Path) -> None:

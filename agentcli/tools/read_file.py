@@ -132,12 +132,12 @@ def _read_bytes(path: Path, shown: str, ctx: ToolContext) -> bytes:
         return read_bytes(path, inside=inside, limit=MAX_FILE_BYTES, follow=False)
     except FileNotFoundError as exc:
         raise ToolError(ToolErrorKind.NOT_FOUND, f"{shown} does not exist") from exc
+    except IsADirectoryError as exc:
+        raise ToolError(
+            ToolErrorKind.INVALID_ARGUMENTS,
+            f"{shown} is a directory; use glob to list the files in it",
+        ) from exc
     except Unreadable as exc:
-        if exc.why.startswith("a directory"):
-            raise ToolError(
-                ToolErrorKind.INVALID_ARGUMENTS,
-                f"{shown} is a directory; use glob to list the files in it",
-            ) from exc
         if exc.reason is Reason.TOO_LARGE:
             raise ToolError(
                 ToolErrorKind.INVALID_ARGUMENTS,

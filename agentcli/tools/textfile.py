@@ -109,9 +109,9 @@ def read_nofollow(path: Path, roots: Iterable[Path]) -> bytes | None:
         return read_bytes(path, inside=Inside(tuple(roots)), limit=MAX_FILE_BYTES, follow=False)
     except FileNotFoundError:
         return None
+    except IsADirectoryError as exc:
+        raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"{shown} is a directory") from exc
     except Unreadable as exc:
-        if exc.why.startswith("a directory"):
-            raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"{shown} is a directory") from exc
         if exc.reason is Reason.LINK:
             raise ToolError(
                 ToolErrorKind.PERMISSION_DENIED,
