@@ -34,17 +34,20 @@ from tests.adversarial.own_runs import cli, sent, server, system_of, ws
 __all__ = ["server", "ws"]  # fixtures
 
 MODES = ["default", "read-only", "accept-edits", "auto", "yolo"]
-
-LINKS = [
-    ("AGENTS.md", "proc-environ"),
-    ("CLAUDE.md", "outside-link"),  # as `CLAUDE.md -> ~/.ssh/id_rsa`
-    ("AGENTS.md", "outside-link"),  # as `AGENTS.md -> ../other/secret`
+# Reading instruction files does not depend on the mode: every mode for the report's own case,
+# the two that read least for the others.
+CASES = [
+    *(("AGENTS.md", "proc-environ", mode) for mode in MODES),
+    *(
+        (name, "outside-link", mode)
+        for name in ("CLAUDE.md", "AGENTS.md")  # as `-> ~/.ssh/id_rsa`, `-> ../other/secret`
+        for mode in ("default", "read-only")
+    ),
 ]
 
 
 @pytest.mark.timeout(30, method="signal")
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize(("name", "kind"), LINKS, ids=[f"{n}-{k}" for n, k in LINKS])
+@pytest.mark.parametrize(("name", "kind", "mode"), CASES, ids=["-".join(c) for c in CASES])
 def test_an_instruction_file_linked_out_of_the_workspace_never_reaches_the_model(
     server: FakeMessagesServer, ws: Path, tmp_path: Path, mode: str, name: str, kind: str
 ) -> None:

@@ -43,6 +43,8 @@ def test_a_hostile_gitmodules_outside_git_does_not_stop_the_task(
     server: FakeMessagesServer, ws: Path, tmp_path: Path, kind: str
 ) -> None:
     plant(ws / ".gitmodules", kind, outside=tmp_path / "outside")
+    # Out of the artifact versions' file-tree hash (which would hash 2 GiB of zeros, in chunks).
+    (ws / ".gitignore").write_text(".gitmodules\n")
     server.push(
         stream_message([tool_use("shell", {"command": "echo hi"}, id="t1")]),
         stream_message([text("done")]),
