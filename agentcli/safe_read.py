@@ -80,7 +80,8 @@ class Unreadable(OSError):
 
 @dataclass(frozen=True, slots=True)
 class Inside:
-    """Where a file that came with a workspace must lie to be read: under one of `roots`."""
+    """Where a file that came with a workspace must lie to be read: under one of `roots` (real
+    paths: `of` resolves them)."""
 
     roots: tuple[Path, ...]
     name: str = "the workspace"
@@ -125,11 +126,6 @@ def read_fd(fd: int, path: Path, *, limit: int, cut: bool = False) -> bytes:
             raise _too_large(path, len(data), limit)
         data = data[:limit]
     return data
-
-
-def read_text(path: Path, *, inside: Inside | None, limit: int, follow: bool = True) -> str:
-    """`read_bytes` decoded as UTF-8 (UnicodeDecodeError if it is not)."""
-    return read_bytes(path, inside=inside, limit=limit, follow=follow).decode("utf-8")
 
 
 @contextlib.contextmanager
