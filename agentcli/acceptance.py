@@ -17,16 +17,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.confinement import WORKSPACE_WRITE, CommandSandbox
 from agentcli.errors import UsageError
 from agentcli.events import AcceptanceFinished, AcceptanceStarted, EventSink, Notice
 from agentcli.ids import new_id
 from agentcli.owngit import find_repo
 from agentcli.safe_read import MAX_PROJECT_FILE_BYTES, Inside, read_bytes
-from agentcli.sandbox.profile import WORKSPACE_WRITE
 from agentcli.settings import DEFAULTS
 from agentcli.snapshots import Snapshot, SnapshotError, take_snapshot
 from agentcli.tasks import CheckEvidence
-from agentcli.tools.base import CommandSandbox
 from agentcli.tools.output import HeadTailCollector
 from agentcli.tools.process_group import run_in_group
 from agentcli.truncation import keep_ends
@@ -285,7 +284,7 @@ async def _run_all(
                 command=command,
                 passed=evidence.passed,
                 exit_code=outcome.exit_code,
-                duration_s=outcome.duration_s,
+                duration_s=round(outcome.duration_s, 3),
                 artifact_version=version,
             )
         )

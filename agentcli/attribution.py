@@ -154,6 +154,9 @@ class Checkpoints(Protocol):
         """`paths` changed by a call of `task_id` (None: could not be told); not `settled`
         while a call whose paths are not known yet runs."""
 
+    def close(self) -> None:
+        """Stop recording checkpoints (the session is left)."""
+
 
 def around_changes(
     task_id: str, task_paths: TaskPaths, checkpoints: Checkpoints | None

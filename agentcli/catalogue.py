@@ -17,6 +17,7 @@ imports only `model_spec` (the shape of an entry), so the cheapest commands can 
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import fields, replace
@@ -284,6 +285,12 @@ class Catalogue:
             return spec.id
         return key
 
+    def closest(self, name: str, n: int = 3) -> list[str]:
+        """The ids and aliases nearest `name` (a typo such as `opus-4.6`), best first."""
+        wanted = name.strip().lower().replace(".", "-").replace("_", "-")
+        names = sorted(self._by_name)
+        return difflib.get_close_matches(wanted, names, n=n, cutoff=0.6)
+
     def aliases(self) -> dict[str, str]:
         """Alias → model id."""
         return {alias: spec.id for spec in self.specs for alias in spec.aliases}
@@ -339,13 +346,21 @@ def _rates(current: Price | None, given: Mapping[str, float]) -> Rates:
     )
 
 
-def choice_notices(spec: ModelSpec, effort: Effort | None) -> list[str]:
+def choice_notices(
+    spec: ModelSpec, effort: Effort | None, catalogue: Catalogue | None = None
+) -> list[str]:
     """What the user should hear about running `spec` at `effort`: a model the catalogue does
-    not know (its cost is unknown), and an effort level the model cannot take as asked."""
+    not know (its cost is unknown; the closest names it knows, in case of a typo), and an
+    effort level the model cannot take as asked."""
     notices: list[str] = []
     if not spec.known:
+        close = (catalogue or CATALOGUE).closest(spec.id)
+        guess = ""
+        if close:
+            guess = f" (did you mean {', '.join(close[:-1])}{' or ' if len(close) > 1 else ''}"
+            guess += f"{close[-1]}?)"
         notices.append(
-            f"model {spec.id!r} is not in agentcli's catalogue: its cost is reported as "
+            f"model {spec.id!r} is not in agentcli's catalogue{guess}: its cost is reported as "
             f"unknown, and requests use conservative defaults (no thinking or effort "
             f"parameters, max_tokens {spec.max_output}, a {spec.context_window:,}-token "
             f'context window); describe it under [models."{spec.id}"] in a config file to '

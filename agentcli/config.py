@@ -36,7 +36,7 @@ from pydantic.fields import FieldInfo
 
 from agentcli import trust
 from agentcli.errors import ConfigError, UsageError
-from agentcli.mcp.entry import ServerEntry
+from agentcli.mcp_entry import ServerEntry
 from agentcli.paths import data_home, project_config_paths, resolve_workspace, user_config_path
 from agentcli.safe_read import MAX_CONFIG_BYTES, Inside, Unreadable, read_bytes, size_text
 from agentcli.settings import (

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,7 +29,8 @@ from agentcli.acceptance import (
 )
 from agentcli.attachments import expand
 from agentcli.attribution import Checkpoints, TaskPaths, around_changes
-from agentcli.catalogue import CATALOGUE, Catalogue
+from agentcli.catalogue import CATALOGUE, Catalogue, Effort
+from agentcli.confinement import UNCONFINED, CommandSandbox
 from agentcli.context import ContextView
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.events import EventSink, Notice, RepairRound, TaskStarted
@@ -41,7 +42,6 @@ from agentcli.model import ModelClient, ModelRequest, ModelResponse
 from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.owngit import RepoDecision, decide
 from agentcli.permissions import Answer, PermissionPolicy, PermissionRequest, Prompter
-from agentcli.sandbox.profile import UNCONFINED
 from agentcli.settings import DEFAULTS, Settings
 from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snapshot
 from agentcli.store import Journal
@@ -56,60 +56,187 @@ from agentcli.vocabulary import Decision, PermissionTarget, Risk
 T = TypeVar("T")
 
 
-@dataclass(kw_only=True)
 class ConversationManager:
-    model: ModelClient
-    tools: Sequence[Tool[Any]]
-    tool_context: ToolContext
-    policy: PermissionPolicy
-    prompter: Prompter
-    journal: Journal
-    system: str
-    events: EventSink
-    budget: Budget = field(default_factory=Budget)
-    loop_settings: LoopSettings = field(default_factory=LoopSettings)
-    retry_policy: RetryPolicy = field(default_factory=RetryPolicy)
-    acceptance: AcceptanceSettings = field(default_factory=AcceptanceSettings)
-    convergence: ConvergenceSettings = field(default_factory=ConvergenceSettings)
-    context: ContextView = field(default_factory=ContextView)
-    """The session's elision watermark: it carries over from task to task (and starts over by
-    itself when the history is swapped, as by the REPL's /resume)."""
-    session_id: str = field(default_factory=new_id)
-    messages: list[Message] = field(default_factory=list)
-    git: RepoDecision | None = None
-    """Whether the workspace is a git repository, decided once when the session started (and
-    when the manager is built, if not given): snapshots and checkpoints never re-detect it."""
-    checkpoints: Checkpoints | None = None
-    """Where each task's undo checkpoint goes (None: tasks are not undoable)."""
-    settings: Settings = field(default_factory=lambda: DEFAULTS)
-    """What the session was configured with (the REPL's /mode builds on it)."""
-    instruction_files: Sequence[Path] = ()
-    """The AGENTS.md / CLAUDE.md files in the system prompt, said once at the first task."""
-    catalogue: Catalogue = CATALOGUE
-    """The models' limits, prices and request rules (with the config's `[models]`)."""
-    task_paths: TaskPaths = field(init=False)
-    """What each task's own calls changed (`agentcli.attribution`)."""
+    """One session's conversation and the life of each task in it. Its collaborators are its
+    own: what may change while the session lives changes through the methods below (called by
+    `session.live.LiveSession`, which front ends hold), never by assigning them from outside."""
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        model: ModelClient,
+        tools: Sequence[Tool[Any]],
+        tool_context: ToolContext,
+        policy: PermissionPolicy,
+        prompter: Prompter,
+        journal: Journal,
+        system: str,
+        events: EventSink,
+        budget: Budget | None = None,
+        loop_settings: LoopSettings | None = None,
+        retry_policy: RetryPolicy | None = None,
+        acceptance: AcceptanceSettings | None = None,
+        convergence: ConvergenceSettings | None = None,
+        context: ContextView | None = None,
+        session_id: str | None = None,
+        messages: Sequence[Message] = (),
+        git: RepoDecision | None = None,
+        checkpoints: Checkpoints | None = None,
+        settings: Settings = DEFAULTS,
+        instruction_files: Sequence[Path] = (),
+        catalogue: Catalogue = CATALOGUE,
+    ) -> None:
+        """`context`: the session's elision watermark, carried over from task to task (it
+        starts over by itself when the history is swapped, as by a resume). `git`: whether the
+        workspace is a git repository, decided once when the session started (decided here if
+        not given): snapshots and checkpoints never re-detect it. `checkpoints`: where each
+        task's undo checkpoint goes (None: tasks are not undoable). `settings`: what the
+        session was configured with. `instruction_files`: the AGENTS.md / CLAUDE.md files in
+        the system prompt, said once at the first task. `catalogue`: the models' limits,
+        prices and request rules (with the config's `[models]`)."""
+        self._model = model
+        self._tools = tuple(tools)
+        self._tool_context = tool_context
+        self._policy = policy
+        self._prompter = prompter
+        self._journal = journal
+        self._system = system
+        self._events = events
+        self._budget = budget or Budget()
+        self._loop_settings = loop_settings or LoopSettings()
+        self._retry_policy = retry_policy or RetryPolicy()
+        self._acceptance = acceptance or AcceptanceSettings()
+        self._convergence = convergence or ConvergenceSettings()
+        self._context = context or ContextView()
+        self._session_id = session_id or new_id()
+        self._messages = list(messages)
+        self._git = git
+        self._checkpoints = checkpoints
+        self._settings = settings
+        self._instruction_files = tuple(instruction_files)
+        self._catalogue = catalogue
         decision = self.repo_decision()
-        self.task_paths = TaskPaths(decision.workspace, decision.repo)
+        self._task_paths = TaskPaths(decision.workspace, decision.repo)
+        """What each task's own calls changed (`agentcli.attribution`)."""
         self._instructions_told = False
 
+    # -- what the session is ---------------------------------------------------------------
+    @property
+    def session_id(self) -> str:
+        return self._session_id
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        """The conversation so far (read-only: tasks and resumes change it)."""
+        return tuple(self._messages)
+
+    @property
+    def model(self) -> ModelClient:
+        return self._model
+
+    @property
+    def tools(self) -> Sequence[Tool[Any]]:
+        return self._tools
+
+    @property
+    def workspace(self) -> Path:
+        return self._tool_context.workspace
+
+    @property
+    def tool_context(self) -> ToolContext:
+        return self._tool_context
+
+    @property
+    def policy(self) -> PermissionPolicy:
+        return self._policy
+
+    @property
+    def journal(self) -> Journal:
+        return self._journal
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @property
+    def acceptance(self) -> AcceptanceSettings:
+        return self._acceptance
+
+    @property
+    def convergence(self) -> ConvergenceSettings:
+        return self._convergence
+
+    @property
+    def context(self) -> ContextView:
+        return self._context
+
+    @property
+    def loop_settings(self) -> LoopSettings:
+        return self._loop_settings
+
+    # -- what may change while it lives ----------------------------------------------------
+    def use_model(self, model: ModelClient) -> ModelClient:
+        """Send the next requests to `model`; returns the client it replaces (to close)."""
+        old, self._model = self._model, model
+        return old
+
+    def use_permissions(
+        self, policy: PermissionPolicy, sandbox: CommandSandbox | None, settings: Settings
+    ) -> None:
+        """Decide the next calls with `policy`, run commands in `sandbox` (a mode switch)."""
+        self._policy = policy
+        self._tool_context.sandbox = sandbox
+        self._settings = settings
+
+    def use_acceptance(self, commands: Sequence[str]) -> None:
+        """Check the next tasks with `commands` (none: tasks end unverified)."""
+        self._acceptance = replace(self._acceptance, commands=tuple(commands))
+
+    def use_effort(self, effort: Effort | None) -> None:
+        """Ask for `effort` in the next requests (None: the model's default)."""
+        self._loop_settings = replace(self._loop_settings, effort=effort)
+
+    def continue_session(
+        self,
+        *,
+        session_id: str,
+        journal: Journal,
+        checkpoints: Checkpoints | None,
+        messages: Sequence[Message],
+        data_dir: Path,
+    ) -> None:
+        """Go on with another recorded session (a resume): its journal, checkpoints and
+        history. The stale-read guard is per conversation: what the old one read, this one has
+        not seen. The caller has let go of the old journal and checkpoints."""
+        self._session_id = session_id
+        self._journal = journal
+        self._checkpoints = checkpoints
+        self._messages = list(messages)
+        self._tool_context.data_dir = data_dir
+        self._tool_context.read_hashes.clear()
+
+    def release(self) -> None:
+        """Let go of the session (its lock, the checkpoints' connection): another process may
+        resume it from now on. The manager is not used after this."""
+        self._journal.release()
+        if self._checkpoints is not None:
+            self._checkpoints.close()
+
     def _tell_instructions(self) -> None:
-        if self._instructions_told or not self.instruction_files:
+        if self._instructions_told or not self._instruction_files:
             return
         self._instructions_told = True
-        workspace = self.tool_context.workspace
+        workspace = self._tool_context.workspace
         shown = [
             str(p.relative_to(workspace)) if p.is_relative_to(workspace) else str(p)
-            for p in self.instruction_files
+            for p in self._instruction_files
         ]
-        self.events(Notice(level="info", message=f"instructions from {', '.join(shown)}"))
+        self._events(Notice(level="info", message=f"instructions from {', '.join(shown)}"))
 
     def repo_decision(self) -> RepoDecision:
-        if self.git is None:
-            self.git = decide(self.tool_context.workspace)
-        return self.git
+        if self._git is None:
+            self._git = decide(self._tool_context.workspace)
+        return self._git
 
     def snapshot_now(self) -> Snapshot:
         """The workspace's artifact version now, by the session's decision about git (blocking:
@@ -126,17 +253,17 @@ class ConversationManager:
             summary=f"run the acceptance check {command}",
             outside_sandbox=True,
         )
-        verdict = self.policy.decide(Risk.EXECUTE, target)
+        verdict = self._policy.decide(Risk.EXECUTE, target)
         if verdict.decision is not Decision.ASK:
             return verdict.decision is Decision.ALLOW
-        answer = await self.prompter.ask(
+        answer = await self._prompter.ask(
             PermissionRequest(
                 call_id=f"acceptance-{new_id()}",
                 tool="acceptance check",
                 risk=Risk.EXECUTE,
                 target=target,
                 suggested_rule=None,
-                preview=f"$ {command}\nin {self.tool_context.workspace}",
+                preview=f"$ {command}\nin {self._tool_context.workspace}",
                 reason="there is no OS sandbox: the check runs the model's code unconfined",
                 confinement=UNCONFINED,
             )
@@ -149,34 +276,34 @@ class ConversationManager:
         """A QueryLoop for one task, with its own runtime, counters and deadline; with the
         task's id, its calls that may change something wait for its undo checkpoint."""
         runtime = ToolRuntime(
-            self.tools,
-            ctx=self.tool_context,
-            policy=self.policy,
-            prompter=self.prompter,
-            journal=self.journal,
-            events=self.events,
+            self._tools,
+            ctx=self._tool_context,
+            policy=self._policy,
+            prompter=self._prompter,
+            journal=self._journal,
+            events=self._events,
             before_change=self._before_change(task_id),
         )
         loop: QueryLoop
-        model = RetryingModel(self.model, self.retry_policy, deadline=lambda: loop.deadline)
+        model = RetryingModel(self._model, self._retry_policy, deadline=lambda: loop.deadline)
         loop = QueryLoop(
             model=model,
             runtime=runtime,
-            journal=self.journal,
-            system=self.system,
-            events=self.events,
-            budget=self.budget,
-            settings=self.loop_settings,
+            journal=self._journal,
+            system=self._system,
+            events=self._events,
+            budget=self._budget,
+            settings=self._loop_settings,
             observers=observers,
-            context=self.context,
-            catalogue=self.catalogue,
+            context=self._context,
+            catalogue=self._catalogue,
         )
         return loop
 
     def _before_change(self, task_id: str | None) -> BeforeChange | None:
         if task_id is None:
             return None
-        return around_changes(task_id, self.task_paths, self.checkpoints)
+        return around_changes(task_id, self._task_paths, self._checkpoints)
 
     async def run_task(self, prompt: str) -> TaskResult:
         """Run one user request to a terminal state. Never raises for task-ending conditions.
@@ -187,56 +314,56 @@ class ConversationManager:
         """
         task_id = new_id()
         started = time.monotonic()
-        workspace = self.tool_context.workspace
-        self.events(
+        workspace = self._tool_context.workspace
+        self._events(
             TaskStarted(
-                session_id=self.session_id, task_id=task_id, prompt=prompt, model=self.model.model
+                session_id=self._session_id, task_id=task_id, prompt=prompt, model=self._model.model
             )
         )
-        self.journal.task_started(task_id, prompt, self.acceptance.commands)
+        self._journal.task_started(task_id, prompt, self._acceptance.commands)
         self._tell_instructions()
-        expanded = await expand(prompt, self.tool_context, self.policy)
+        expanded = await expand(prompt, self._tool_context, self._policy)
         for notice in expanded.notices:
-            self.events(Notice(level="warning", message=notice))
+            self._events(Notice(level="warning", message=notice))
         # The start snapshot (a git tree write, or a hash of every file) is taken while the first
         # request is on its way instead of delaying it; nothing can change the workspace before
         # the first response, and the loop gets that response only once the snapshot is done.
         start_task = asyncio.create_task(self._snapshot())
-        guard = ConvergenceGuard(artifact_version=self._version_or_none, settings=self.convergence)
+        guard = ConvergenceGuard(artifact_version=self._version_or_none, settings=self._convergence)
         loop = self.new_loop(observers=[guard], task_id=task_id)
         loop.model = _AfterPending(loop.model, start_task)
         request = Message.user(expanded.text)
-        self.journal.message_appended(request)
+        self._journal.message_appended(request)
         try:
-            outcome = await loop.run([*self.messages, request])
+            outcome = await loop.run([*self._messages, request])
         finally:
             start_snapshot = await self._finishing(loop, asyncio.shield(start_task))
         verified = await self._verify(loop, outcome)
         outcome, end_snapshot = verified.outcome, verified.end_snapshot
-        self.messages = outcome.messages
+        self._messages = outcome.messages
         if end_snapshot is None:
             end_snapshot = await self._finishing(loop, self._snapshot())
         result = task_result(
-            session_id=self.session_id,
+            session_id=self._session_id,
             task_id=task_id,
-            model=self.model.model,
+            model=self._model.model,
             loop=loop,
             verified=verified,
             duration_s=time.monotonic() - started,
-            retries=self.acceptance.retries if self.acceptance.commands else None,
+            retries=self._acceptance.retries if self._acceptance.commands else None,
         )
         if end_snapshot is not None:
             result.artifact_version = end_snapshot.version
             if start_snapshot is not None:
                 every = changed_files(start_snapshot, end_snapshot, workspace)
-                result.changed_files = self.task_paths.own(task_id, every)
+                result.changed_files = self._task_paths.own(task_id, every)
                 blocked_by_denials(result)
-        if self.checkpoints is not None:
+        if self._checkpoints is not None:
             # The end snapshot is the end state the checkpoint records: nothing ran since.
             tree = end_snapshot.tree if end_snapshot is not None else None
-            ended = asyncio.to_thread(self.checkpoints.task_ended, task_id, end_tree=tree)
+            ended = asyncio.to_thread(self._checkpoints.task_ended, task_id, end_tree=tree)
             await self._finishing(loop, ended)
-        self.journal.task_finished(result)
+        self._journal.task_finished(result)
         return result
 
     async def _verify(self, loop: QueryLoop, outcome: LoopOutcome) -> Verified:
@@ -245,7 +372,7 @@ class ConversationManager:
         the same artifact version) instead of running the same checks again, and says so."""
         verified = Verified(outcome=outcome)
         report: AcceptanceReport | None = None
-        while verified.outcome.reason is TerminalReason.COMPLETED and self.acceptance.commands:
+        while verified.outcome.reason is TerminalReason.COMPLETED and self._acceptance.commands:
             unchanged = report is not None and await self._unchanged_since(report)
             if report is not None and unchanged:
                 report = replace(report, evidence=stamped(report.evidence, verified.rounds, True))
@@ -256,23 +383,23 @@ class ConversationManager:
                 report = replace(report, evidence=stamped(report.evidence, verified.rounds))
             verified.report = report
             verified.history.extend(report.evidence)
-            if report.passed or verified.rounds >= self.acceptance.retries:
+            if report.passed or verified.rounds >= self._acceptance.retries:
                 verified.end_snapshot = report.final
                 break
             verified.rounds += 1
-            self.events(
+            self._events(
                 RepairRound(
                     round=verified.rounds,
-                    of=self.acceptance.retries,
+                    of=self._acceptance.retries,
                     failed=[check.command for check in report.failed],
                     unchanged=unchanged,
                 )
             )
             text = failure_feedback(
-                report, verified.rounds, self.acceptance.retries, unchanged=unchanged
+                report, verified.rounds, self._acceptance.retries, unchanged=unchanged
             )
             feedback = Message.user(text)
-            self.journal.message_appended(feedback)
+            self._journal.message_appended(feedback)
             verified.outcome = await loop.run([*verified.outcome.messages, feedback])
         return verified
 
@@ -288,10 +415,10 @@ class ConversationManager:
         try:
             snapshot = await asyncio.to_thread(self.snapshot_now)
         except SnapshotError as exc:
-            self.events(Notice(level="warning", message=f"no artifact version: {exc}"))
+            self._events(Notice(level="warning", message=f"no artifact version: {exc}"))
             return None
         if snapshot.note:
-            self.events(Notice(level="warning", message=snapshot.note))
+            self._events(Notice(level="warning", message=snapshot.note))
         return snapshot
 
     async def _version_or_none(self) -> str | None:
@@ -303,6 +430,19 @@ class ConversationManager:
             return None
         return snapshot.version
 
+    async def run_checks(self, events: EventSink | None = None) -> AcceptanceReport:
+        """Run the acceptance checks on the workspace as it is now (reporting to `events`,
+        default the session's)."""
+        return await run_acceptance(
+            self._acceptance,
+            self._tool_context.workspace,
+            events or self._events,
+            sandbox=self._tool_context.sandbox,
+            spill_dir=self._tool_context.data_dir / "spill",
+            snapshot=lambda _workspace: self.snapshot_now(),
+            approve=self.approve_unconfined_check,
+        )
+
     async def _check(self, loop: QueryLoop) -> AcceptanceReport | None:
         """Run the checks; None if the task was cancelled or ran out of time meanwhile."""
         return await self._finishing(loop, self._check_in_time(loop))
@@ -311,21 +451,13 @@ class ConversationManager:
         # The task's wall-clock limit covers its checks too (each also has its own timeout).
         try:
             async with asyncio.timeout_at(loop.event_loop_deadline()) as scope:
-                return await run_acceptance(
-                    self.acceptance,
-                    self.tool_context.workspace,
-                    self.events,
-                    sandbox=self.tool_context.sandbox,
-                    spill_dir=self.tool_context.data_dir / "spill",
-                    snapshot=lambda _workspace: self.snapshot_now(),
-                    approve=self.approve_unconfined_check,
-                )
+                return await self.run_checks()
         except TimeoutError:
             if not scope.expired():
                 raise
             loop.stopped = Finished(
                 TerminalReason.TIMEOUT,
-                f"the task's time limit of {self.budget.timeout_s}s ran out while the "
+                f"the task's time limit of {self._budget.timeout_s}s ran out while the "
                 "acceptance checks ran",
             )
             return None
@@ -357,6 +489,9 @@ class _AfterPending:
     @property
     def model(self) -> str:
         return self.inner.model
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
     async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
         response = await self.inner.complete(request, on_event)

@@ -21,7 +21,7 @@ process it takes one of these forms, each lossless:
   and the file tools map a path in that form back to the name (`from_model`). Text that merely
   contains a literal backslash-x stays as it is: it is only read as bytes when no file of that
   literal name exists and the decoded name is exactly one `for_model` shows.
-- the terminal: `agentcli.ui.safe.visible` shows it as `\\udcff`, like every other character it
+- the terminal: `agentcli.ui.term.safe.visible` shows it as `\\udcff`, like every other character it
   escapes.
 """
 

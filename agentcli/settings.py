@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from agentcli.catalogue import CATALOGUE, DEFAULT_MODEL, Catalogue, Effort, ThinkingMode
 from agentcli.errors import ConfigError
-from agentcli.mcp.entry import ServerEntry, check_server_name
+from agentcli.mcp_entry import ServerEntry, check_server_name
 from agentcli.provider import Provider
 from agentcli.vocabulary import PermissionMode
 

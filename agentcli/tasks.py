@@ -164,3 +164,19 @@ class TaskResult:
             "permission_denials": self.permission_denials,
             "error": self.error,
         }
+
+
+def aborted_before_start(session_id: str) -> TaskResult:
+    """The result of a task cancelled before it started (Ctrl-C while the session opened)."""
+    return TaskResult(
+        session_id=session_id,
+        task_id="",
+        state=TaskState.ABORTED,
+        reason=TerminalReason.ABORTED,
+        final_text=None,
+        turns=0,
+        duration_s=0.0,
+        usage=Usage(),
+        cost_usd=None,
+        error="cancelled before the task started",
+    )

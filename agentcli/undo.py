@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcli.checkpoints import MAX_BYTES, MAX_FILES, checkpoint_row, workspace_of
-from agentcli.errors import UndoError
+from agentcli.errors import UndoError, UsageError
 from agentcli.fsnames import from_db, to_db
 from agentcli.owngit import GitError, OwnRepo, RepoDecision, decide
 from agentcli.safe_write import Unwritable, pinned_parent, remove, replace_file, replace_with_link
@@ -61,28 +61,29 @@ def undo(
     `git` is the caller's decision for `workspace` (made now when not given)."""
     row = _pick(conn, workspace.resolve(), task_id)
     task = row["task_id"]
+    named = describe_task(conn, task)
     if row["undone_at"] is not None:
-        raise UndoError(f"task {task} was already undone")
+        raise UndoError(f"{named} was already undone")
     if row["kind"] == "failed":
         raise UndoError(
-            f"task {task} cannot be undone: its checkpoint failed ({from_db(row['error'])})"
+            f"{named} cannot be undone: its checkpoint failed ({from_db(row['error'])})"
         )
     if row["ended_at"] is None:
         raise UndoError(
-            f"task {task} has not ended (it is still running, or its run was interrupted: "
+            f"{named} has not ended (it is still running, or its run was interrupted: "
             "resume that session first so it is recovered)"
         )
     plan = _plan(conn, row, git or decide(workspace))
     if plan.conflicts:
         raise UndoError(
-            f"refusing to undo task {task}: these files were changed after the task ended "
+            f"refusing to undo {named}: these files were changed after the task ended "
             "(by you, another program or another agentcli session), and undoing would lose those "
             "changes",
             [_changed_by(conn, row, rel) for rel in plan.conflicts],
         )
     if plan.unrecoverable:
         raise UndoError(
-            f"cannot undo task {task}: no saved copy of these files from before the task (the "
+            f"cannot undo {named}: no saved copy of these files from before the task (the "
             f"workspace is not a git repository and had more than {MAX_FILES} files or "
             f"{MAX_BYTES // (1024 * 1024)} MB, so only files written by agentcli's own tools were "
             "saved)",
@@ -99,10 +100,13 @@ class UndoTarget:
     session_id: str
 
 
-def undo_target(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> UndoTarget:
-    """The task `undo` would restore (same choice, same UndoError) and its session, whose lock
-    the caller takes before undoing (see `ui.sessions.undo_locked`)."""
-    task = _pick(conn, workspace.resolve(), task_id)["task_id"]
+def undo_target(
+    conn: sqlite3.Connection, workspace: Path, task_id: str | None, session: str | None = None
+) -> UndoTarget:
+    """The task `undo` would restore (same choice, same errors) and its session, whose lock the
+    caller takes before undoing. Without `task_id`: the latest task of `session` (when given:
+    the REPL's own) or of the workspace with changes left."""
+    task = _pick(conn, workspace.resolve(), task_id, session)["task_id"]
     row = conn.execute("SELECT session_id FROM tasks WHERE id = ?", (task,)).fetchone()
     return UndoTarget(task_id=task, session_id=row[0])
 
@@ -120,18 +124,46 @@ def task_preimages(
     return {rel: None if saved is None else saved[0] for rel, saved in plan.contents.items()}
 
 
-def _pick(conn: sqlite3.Connection, workspace: Path, task_id: str | None) -> sqlite3.Row:
+def describe_task(conn: sqlite3.Connection, task_id: str) -> str:
+    """`task ID ("its prompt…", session SID)`: how a task is named to the user, who knows it
+    by what they asked rather than by its id."""
+    row = conn.execute("SELECT prompt, session_id FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    if row is None:
+        return f"task {task_id}"
+    prompt = " ".join(str(from_db(row[0])).split())
+    shown = prompt if len(prompt) <= 60 else prompt[:59] + "…"
+    return f"task {task_id} ({shown!r}, session {row[1]})"
+
+
+def _pick(
+    conn: sqlite3.Connection, workspace: Path, task_id: str | None, session: str | None = None
+) -> sqlite3.Row:
     if task_id is not None:
-        row = checkpoint_row(conn, task_id.strip().upper())
-        if row is None:
-            raise UndoError(f"task {task_id} has no checkpoint: it changed no files, or is unknown")
-        return row
+        wanted = task_id.strip().upper()
+        row = checkpoint_row(conn, wanted)
+        if row is not None:
+            return row
+        if conn.execute("SELECT 1 FROM tasks WHERE id = ?", (wanted,)).fetchone() is None:
+            raise UsageError(
+                f"no such task: {task_id}",
+                hint="`agentcli sessions show SESSION` lists a session's tasks and their ids",
+            )
+        raise UndoError(f"{describe_task(conn, wanted)} changed no files: nothing to undo")
+    query = "SELECT c.* FROM checkpoints c JOIN tasks t ON t.id = c.task_id "
+    query += "WHERE c.workspace = ? AND c.undone_at IS NULL"
+    params: list[str | bytes] = [to_db(str(workspace))]
+    if session is not None:
+        query += " AND t.session_id = ?"
+        params.append(session)
     found: sqlite3.Row | None = conn.execute(
-        "SELECT * FROM checkpoints WHERE workspace = ? AND undone_at IS NULL "
-        "ORDER BY created_at DESC, task_id DESC LIMIT 1",
-        (to_db(str(workspace)),),
+        query + " ORDER BY c.created_at DESC, c.task_id DESC LIMIT 1", params
     ).fetchone()
     if found is None:
+        if session is not None:
+            raise UndoError(
+                "nothing left to undo in this session (a task of another session: "
+                "/undo TASK_ID, or `agentcli undo --task TASK_ID`)"
+            )
         raise UndoError(f"no task in {workspace} has changes left to undo")
     return found
 

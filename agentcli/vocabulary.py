@@ -1,7 +1,7 @@
 """The permission vocabulary every layer shares: how risky a call is, what rules match against,
 and what a policy decides.
 
-It sits at the bottom (it imports only the sandbox's profile, itself a leaf), so the tool API
+It sits at the bottom (it imports only `confinement`, itself a leaf), so the tool API
 (`agentcli.tools.base`) and the permission policy (`agentcli.permissions`) both build on it
 without importing each other.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from agentcli.sandbox.profile import Confinement
+from agentcli.confinement import Confinement
 
 
 class Risk(enum.StrEnum):

@@ -53,6 +53,9 @@ class ReadEveryFile:
     def model(self) -> str:
         return "claude-sonnet-4-5"
 
+    async def aclose(self) -> None:
+        """Nothing to close."""
+
     async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
         self.arrivals.append(time.perf_counter())
         return self._responses[len(self.arrivals) - 1]
@@ -87,18 +90,17 @@ def make_workspace(home: Path, files: int) -> Path:
 
 def run_session(workspace: Path, model: ReadEveryFile) -> tuple[int, int]:
     """One task through the `run` session; returns (turns, history size in characters)."""
-    from agentcli.store.sqlite import SqliteJournal
-    from agentcli.ui.run import RunOptions, build_manager, event_sink
+    from agentcli.session.options import SessionOptions
+    from agentcli.ui.run import event_sink, open_run_session
 
-    options = RunOptions(task="read every file", cwd=workspace, quiet=True)
+    options = SessionOptions(task="read every file", cwd=workspace, quiet=True)
     events = event_sink(options)
-    manager = build_manager(options, events, model_factory=lambda _name: model)
-    result = asyncio.run(manager.run_task("read every file"))
+    live = open_run_session(options, events, model_factory=lambda _name: model)
+    result = asyncio.run(live.run_task("read every file"))
     if result.turns != model.turns or result.state.value != "unverified":
         raise RuntimeError(f"the scripted session did not run as planned: {result}")
-    size = sum(len(str(m.to_wire())) for m in manager.messages)
-    if isinstance(manager.journal, SqliteJournal):
-        manager.journal.conn.close()
+    size = sum(len(str(m.to_wire())) for m in live.messages)
+    asyncio.run(live.close())
     return result.turns, size
 
 

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentcli.sandbox.profile import READ_ONLY, UNCONFINED, WORKSPACE_WRITE, Confinement
+from agentcli.confinement import READ_ONLY, UNCONFINED, WORKSPACE_WRITE, Confinement
 from agentcli.sandbox.runner import OsSandbox
 from agentcli.sandbox.support import probe_support
 from agentcli.tools.base import ToolContext

@@ -25,7 +25,7 @@ from agentcli.call_records import CallStatus, ToolCallRecord
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
-from agentcli.events import Event, ModelResponded, Notice
+from agentcli.events import Event, EventSink, ModelResponded, Notice
 from agentcli.loop_steps import Nudge, Stop
 from agentcli.owngit import find_repo
 from agentcli.permissions import NonInteractivePrompter, PermissionMode
@@ -66,17 +66,23 @@ def manager(
     retries: int = 3,
     timeout_s: float = 60,
     events: list[Event] | None = None,
+    sink: EventSink | None = None,
+    journal: MemoryJournal | None = None,
+    budget: Budget | None = None,
 ) -> ConversationManager:
+    if sink is None:
+        sink = events.append if events is not None else (lambda _e: None)
     return ConversationManager(
         model=model,
         tools=[ReadFile(), Put()],
         tool_context=ToolContext(workspace=workspace, data_dir=workspace.parent / "data"),
         policy=ModePolicy(mode=PermissionMode.YOLO),
         prompter=NonInteractivePrompter(),
-        journal=MemoryJournal(),
+        journal=journal or MemoryJournal(),
         system="sys",
-        events=events.append if events is not None else (lambda _e: None),
+        events=sink,
         acceptance=AcceptanceSettings(commands=commands, retries=retries, timeout_s=timeout_s),
+        budget=budget,
     )
 
 
@@ -420,9 +426,13 @@ async def test_cancel_after_the_model_ended_still_finishes_and_records_the_task(
         if isinstance(event, ModelResponded) and event.tool_calls == 0:
             current[0].cancel()
 
-    conversation = manager(ScriptedModel([respond(text("done"))]), workspace, commands)
-    conversation.journal = journal
-    conversation.events = cancel_on_final_response
+    conversation = manager(
+        ScriptedModel([respond(text("done"))]),
+        workspace,
+        commands,
+        sink=cancel_on_final_response,
+        journal=journal,
+    )
     current.append(asyncio.create_task(conversation.run_task("do it")))
     result = await current[0]
     assert result.state is TaskState.ABORTED
@@ -441,8 +451,8 @@ async def test_the_task_time_limit_also_bounds_the_acceptance_checks(workspace: 
         workspace,
         (f"echo $$ > {marker}; sleep 30",),
         timeout_s=60,
+        budget=Budget(timeout_s=1.0),
     )
-    conversation.budget = Budget(timeout_s=1.0)
     result = await conversation.run_task("do it")
     assert result.reason is TerminalReason.TIMEOUT
     assert result.exit_code is ExitCode.LIMITS

@@ -272,3 +272,23 @@ def test_model_tables_merge_across_levels(workspace: Path) -> None:
     assert cost_usd(catalogue.lookup("claude-b").price, Usage(input_tokens=MTOK)) == 5
     opus = catalogue.lookup("opus").price
     assert cost_usd(opus, Usage(input_tokens=MTOK, output_tokens=MTOK)) == pytest.approx(10)
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("opus-4.6", "claude-opus-4-6"),
+        ("claude-sonet-4-5", "claude-sonnet-4-5"),
+        ("sonet", "sonnet"),
+    ],
+)
+def test_a_typo_in_a_model_name_is_answered_with_the_closest_names(typed: str, meant: str) -> None:
+    assert meant in CATALOGUE.closest(typed)
+    notice = choice_notices(CATALOGUE.lookup(typed), None)[0]
+    assert f"model {typed!r} is not in agentcli's catalogue (did you mean " in notice
+    assert meant in notice.split("?)")[0]
+
+
+def test_a_name_like_no_model_gets_no_guess() -> None:
+    assert CATALOGUE.closest("qwen2.5-coder") == []
+    assert "did you mean" not in choice_notices(CATALOGUE.lookup("qwen2.5-coder"), None)[0]

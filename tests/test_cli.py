@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 
 from agentcli.errors import UsageError
+from agentcli.session.options import SessionOptions
 from agentcli.ui import cli
 from agentcli.ui.cli import guarded, run_app
-from agentcli.ui.repl.settings import ReplSettings
-from agentcli.ui.run import RunOptions
 
 PACKAGE = Path(cli.__file__).resolve().parents[1]
 
@@ -45,34 +44,34 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
 
 
 RUNS = [
-    (["run"], RunOptions(task=None)),
-    (["run", "fix the failing test"], RunOptions(task="fix the failing test")),
-    (["run", "-"], RunOptions(task="-")),
+    (["run"], SessionOptions(task=None)),
+    (["run", "fix the failing test"], SessionOptions(task="fix the failing test")),
+    (["run", "-"], SessionOptions(task="-")),
     (
         ["run", "--accept", "pytest -q", "task", "--accept=make lint", "--max-turns", "7"],
-        RunOptions(task="task", accept=["pytest -q", "make lint"], max_turns=7),
+        SessionOptions(task="task", accept=["pytest -q", "make lint"], max_turns=7),
     ),
     (
         ["run", "t", "-m", "claude-x", "--cwd", "w", "--permission-mode", "auto", "--continue"],
-        RunOptions(
+        SessionOptions(
             task="t", model="claude-x", cwd=Path("w"), permission_mode="auto", continue_=True
         ),
     ),
     (
         ["run", "--allow", "shell(ls *)", "--deny", "write(**/.env)", "--allow=read(**)", "t"],
-        RunOptions(task="t", allow=["shell(ls *)", "read(**)"], deny=["write(**/.env)"]),
+        SessionOptions(task="t", allow=["shell(ls *)", "read(**)"], deny=["write(**/.env)"]),
     ),
     (
         ["run", "t", "--max-cost", "0.5", "--timeout", "30", "--max-tokens", "1000"],
-        RunOptions(task="t", max_cost=0.5, timeout=30.0, max_tokens=1000),
+        SessionOptions(task="t", max_cost=0.5, timeout=30.0, max_tokens=1000),
     ),
     (
         ["run", "t", "--accept-retries", "0", "--resume", "01ABC", "--output-format", "json"],
-        RunOptions(task="t", accept_retries=0, resume="01ABC", output_format="json"),
+        SessionOptions(task="t", accept_retries=0, resume="01ABC", output_format="json"),
     ),
     (
         ["run", "t", "-q", "--trust-project", "--output-format=stream-json"],
-        RunOptions(task="t", quiet=True, trust_project=True, output_format="stream-json"),
+        SessionOptions(task="t", quiet=True, trust_project=True, output_format="stream-json"),
     ),
 ]
 
@@ -80,7 +79,9 @@ RUNS = [
 @pytest.mark.parametrize(
     ("args", "expected"), RUNS, ids=lambda v: " ".join(v) if isinstance(v, list) else ""
 )
-def test_run_options(args: list[str], expected: RunOptions, calls: list[tuple[str, Any]]) -> None:
+def test_run_options(
+    args: list[str], expected: SessionOptions, calls: list[tuple[str, Any]]
+) -> None:
     assert run_app(args) == 0
     assert calls == [("run", expected)]
 
@@ -105,7 +106,7 @@ class Terminal:
 
 
 REPL_OPTIONS = ["--permission-mode", "auto", "-C", "ws", "--allow", "shell(ls *)"]
-REPL_SETTINGS = ReplSettings(
+REPL_SETTINGS = SessionOptions(
     cwd=Path("ws"), permission_mode="auto", allow=["shell(ls *)"], deny=[], accept=[]
 )
 
@@ -129,7 +130,7 @@ def test_every_repl_option(calls: list[tuple[str, Any]], monkeypatch: pytest.Mon
     monkeypatch.setattr("sys.stdin", Terminal(tty=True))
     args = ["-m", "claude-x", "--deny", "write(**/.env)", "--accept", "make", "--allow=read(**)"]
     assert run_app(args) == 0
-    expected = ReplSettings(
+    expected = SessionOptions(
         model="claude-x", allow=["read(**)"], deny=["write(**/.env)"], accept=["make"]
     )
     assert calls == [("repl", ((expected,), {"first_task": None}))]
@@ -147,7 +148,9 @@ def test_without_a_terminal_no_command_is_a_run(
     assert calls == [
         (
             "run",
-            RunOptions(task=task, cwd=Path("ws"), permission_mode="auto", allow=["shell(ls *)"]),
+            SessionOptions(
+                task=task, cwd=Path("ws"), permission_mode="auto", allow=["shell(ls *)"]
+            ),
         )
     ]
 
@@ -294,7 +297,7 @@ def test_the_command_line_is_defined_once() -> None:
 def _float_options() -> list[str]:
     import dataclasses
 
-    return [f.name for f in dataclasses.fields(RunOptions) if f.type == "float | None"]
+    return [f.name for f in dataclasses.fields(SessionOptions) if f.type == "float | None"]
 
 
 def test_the_float_options_are_found() -> None:
@@ -306,9 +309,8 @@ def test_the_float_options_are_found() -> None:
 def test_a_non_finite_number_is_a_usage_error_naming_the_option(option: str, value: str) -> None:
     """typer reads these as floats (`1e999` overflows to inf): a budget of nan would stop the
     task at once, one of inf would be no budget at all."""
-    from agentcli.ui.run import build_budget
 
     flag = "--" + option.replace("_", "-")
     with pytest.raises(UsageError) as caught:
-        build_budget(RunOptions(task="t", **{option: float(value)}))
+        SessionOptions(task="t", **{option: float(value)}).budget()
     assert caught.value.message.startswith(f"{flag} must be a finite number")

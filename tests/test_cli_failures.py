@@ -440,7 +440,7 @@ def test_a_bug_at_start_up_is_an_internal_error_result_and_a_logged_traceback(
     def broken(*_args: Any, **_kwargs: Any) -> Any:
         raise KeyError("boom")
 
-    monkeypatch.setattr(agentcli.ui.run, "build_manager", broken)
+    monkeypatch.setattr(agentcli.ui.run, "open_run_session", broken)
     monkeypatch.setattr(sys, "stdin", None)
     code = run_app(["run", "t", "--output-format", "json", "-C", str(workspace)])
     out, err = capsys.readouterr()
@@ -458,7 +458,7 @@ def test_ctrl_c_during_start_up_is_an_aborted_result(
     def interrupted(*_args: Any, **_kwargs: Any) -> Any:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(agentcli.ui.run, "build_manager", interrupted)
+    monkeypatch.setattr(agentcli.ui.run, "open_run_session", interrupted)
     monkeypatch.setattr(sys, "stdin", None)
     code = run_app(["run", "t", "--output-format", "stream-json", "-C", str(workspace)])
     out, err = capsys.readouterr()
@@ -473,17 +473,18 @@ def test_a_failure_after_the_session_exists_names_it(
     """A bug while the task runs: the result object still comes, with the session's id."""
     import agentcli.ui.run
     from agentcli.conversation import ConversationManager
+    from agentcli.session.live import LiveSession
     from agentcli.testing import ScriptedModel
 
-    real = agentcli.ui.run.build_manager
+    real = agentcli.ui.run.open_run_session
 
-    def scripted(options: Any, events: Any, **kwargs: Any) -> ConversationManager:
+    def scripted(options: Any, events: Any, **kwargs: Any) -> LiveSession:
         return real(options, events, model_factory=lambda _name: ScriptedModel([]))
 
     async def broken(self: ConversationManager, prompt: str) -> Any:
         raise RuntimeError("lost the plot")
 
-    monkeypatch.setattr(agentcli.ui.run, "build_manager", scripted)
+    monkeypatch.setattr(agentcli.ui.run, "open_run_session", scripted)
     monkeypatch.setattr(ConversationManager, "run_task", broken)
     monkeypatch.setattr(sys, "stdin", None)
     code = run_app(["run", "t", "--output-format", "json", "-C", str(workspace)])

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from agentcli.session.options import SessionOptions
 from agentcli.ui.cli import run_app
-from agentcli.ui.repl.settings import ReplSettings
 from agentcli.ui.resume_arg import PICK, pick_when_bare
-from agentcli.ui.run import RunOptions, run_command
+from agentcli.ui.run import run_command
 
 
 class Terminal:
@@ -30,11 +30,11 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
     """The REPL and `run` replaced by recorders of what they were given."""
     seen: list[tuple[str, Any]] = []
 
-    def repl(settings: ReplSettings, first_task: str | None = None) -> int:
+    def repl(settings: SessionOptions, first_task: str | None = None) -> int:
         seen.append(("repl", (settings, first_task)))
         return 0
 
-    def run(options: RunOptions) -> int:
+    def run(options: SessionOptions) -> int:
         seen.append(("run", options))
         return 0
 
@@ -87,7 +87,7 @@ def test_in_a_terminal_resume_and_continue_open_the_repl_on_a_session(
 ) -> None:
     monkeypatch.setattr("sys.stdin", Terminal(tty=True))
     assert run_app(args) == 0
-    settings = ReplSettings(resume=resume, continue_=continue_, model=model)
+    settings = SessionOptions(resume=resume, continue_=continue_, model=model)
     assert calls == [("repl", (settings, first_task))]
 
 
@@ -99,8 +99,8 @@ def test_trust_project_before_the_task_reaches_the_repl_and_the_run(
     monkeypatch.setattr("sys.stdin", Terminal(tty=False))
     assert run_app(["--trust-project", "fix it"]) == 0
     assert calls == [
-        ("repl", (ReplSettings(trust_project=True), "fix it")),
-        ("run", RunOptions(task="fix it", trust_project=True)),
+        ("repl", (SessionOptions(trust_project=True), "fix it")),
+        ("run", SessionOptions(task="fix it", trust_project=True)),
     ]
     assert run_app(["--trust-project", "doctor"]) == 2  # before a command: the REPL's
 
@@ -113,9 +113,9 @@ def test_without_a_terminal_they_are_a_run(
     assert run_app(["--continue"]) == 0
     assert run_app(["--resume"]) == 0  # run_command says why it cannot (below)
     assert [options for _, options in calls] == [
-        RunOptions(task="t", resume="01ABC"),
-        RunOptions(task=None, continue_=True),
-        RunOptions(task=None, resume=PICK),
+        SessionOptions(task="t", resume="01ABC"),
+        SessionOptions(task=None, continue_=True),
+        SessionOptions(task=None, resume=PICK),
     ]
 
 
@@ -137,7 +137,7 @@ def test_a_bare_resume_without_a_terminal_is_a_usage_error_naming_the_ways(
 ) -> None:
     """`echo task | agentcli --resume` and `agentcli run --resume`: nothing is read or run."""
     monkeypatch.setattr("sys.stdin", Terminal(tty=False))
-    options = RunOptions(task=None, resume=PICK, cwd=workspace, output_format=output_format)
+    options = SessionOptions(task=None, resume=PICK, cwd=workspace, output_format=output_format)
     assert run_command(options) == 2
     out, err = capsys.readouterr()
     assert "agentcli: error: --resume without an id picks a session in the REPL" in err

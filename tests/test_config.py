@@ -9,9 +9,10 @@ import pytest
 
 from agentcli.errors import UsageError
 from agentcli.events import discard
+from agentcli.session.options import SessionOptions
 from agentcli.testing import ScriptedModel
 from agentcli.trust import set_trusted
-from agentcli.ui.run import RunOptions, build_manager
+from agentcli.ui.run import open_run_session
 
 
 def write_config(workspace: Path, text: str) -> Path:
@@ -47,7 +48,7 @@ def test_wrong_typed_setting_is_a_usage_error_naming_key_and_file(
         return ScriptedModel([])
 
     with pytest.raises(UsageError) as caught:
-        build_manager(RunOptions(task="x", cwd=workspace), discard, model_factory=factory)
+        open_run_session(SessionOptions(task="x", cwd=workspace), discard, model_factory=factory)
     assert f"`{key}`" in caught.value.message
     assert str(path) in caught.value.message
     assert models == []  # rejected before the model (and the session) was created
@@ -56,8 +57,10 @@ def test_wrong_typed_setting_is_a_usage_error_naming_key_and_file(
 def test_unknown_permission_mode_in_config_names_the_value_and_file(workspace: Path) -> None:
     path = write_config(workspace, 'permission_mode = "bogus"\n')
     with pytest.raises(UsageError) as caught:
-        build_manager(
-            RunOptions(task="x", cwd=workspace), discard, model_factory=lambda _: ScriptedModel([])
+        open_run_session(
+            SessionOptions(task="x", cwd=workspace),
+            discard,
+            model_factory=lambda _: ScriptedModel([]),
         )
     assert "'bogus'" in caught.value.message
     assert str(path) in caught.value.message
@@ -69,13 +72,13 @@ def test_well_typed_settings_are_used(workspace: Path) -> None:
         '[acceptance]\ncommands = ["true"]\nretries = 1\ntimeout_s = 5\n'
         "[convergence]\nrepeat_limit = 4\n",
     )
-    manager = build_manager(
-        RunOptions(task="x", cwd=workspace), discard, model_factory=lambda _: ScriptedModel([])
+    manager = open_run_session(
+        SessionOptions(task="x", cwd=workspace), discard, model_factory=lambda _: ScriptedModel([])
     )
     assert manager.acceptance.commands == ("true",)
     assert manager.acceptance.retries == 1
     assert manager.acceptance.timeout_s == 5.0
-    assert manager.convergence.repeat_limit == 4
+    assert manager.conversation.convergence.repeat_limit == 4
 
 
 def _float_settings() -> list[str]:
@@ -98,8 +101,10 @@ def test_a_non_finite_number_is_a_usage_error_for_every_float_setting(
     section, name = key.split(".")
     path = write_config(workspace, f"[{section}]\n{name} = {literal}\n")
     with pytest.raises(UsageError) as caught:
-        build_manager(
-            RunOptions(task="x", cwd=workspace), discard, model_factory=lambda _: ScriptedModel([])
+        open_run_session(
+            SessionOptions(task="x", cwd=workspace),
+            discard,
+            model_factory=lambda _: ScriptedModel([]),
         )
     message = caught.value.message
     assert f"`{key}`" in message and str(path) in message

@@ -28,13 +28,14 @@ from agentcli.messages import (
 from agentcli.model import ModelRequest, ModelResponse
 from agentcli.permissions import NonInteractivePrompter, PermissionMode
 from agentcli.permissions.basic import ModePolicy
+from agentcli.session.options import SessionOptions
 from agentcli.store import MemoryJournal
 from agentcli.terminal_reason import TerminalReason
 from agentcli.testing import FunctionModel, ScriptedModel, respond, text, thinking, tool_use
 from agentcli.tools.base import Risk, Tool, ToolContext, ToolInput, ToolOutput
 from agentcli.tools.runtime import ToolRuntime
 from agentcli.trust import set_trusted
-from agentcli.ui.run import RunOptions, build_manager
+from agentcli.ui.run import open_run_session
 from agentcli.usage import Usage
 
 SETTINGS = ContextSettings(window_tokens=10_000, elide_at=0.5, keep_recent=2, min_chars=1_000)
@@ -378,8 +379,10 @@ def test_bad_context_config_is_a_usage_error(workspace: Path, toml: str, key: st
     path.write_text(toml)
     set_trusted(workspace, True)
     with pytest.raises(UsageError) as caught:
-        build_manager(
-            RunOptions(task="x", cwd=workspace), discard, model_factory=lambda _: ScriptedModel([])
+        open_run_session(
+            SessionOptions(task="x", cwd=workspace),
+            discard,
+            model_factory=lambda _: ScriptedModel([]),
         )
     assert f"`{key}`" in caught.value.message and str(path) in caught.value.message
 
@@ -389,10 +392,10 @@ def test_context_config_is_used_even_from_an_untrusted_workspace(workspace: Path
     path = workspace / ".agentcli" / "config.toml"
     path.parent.mkdir()
     path.write_text("[context]\nwindow_tokens = 1000000\nelide_at = 0.8\nkeep_recent = 5\n")
-    manager = build_manager(
-        RunOptions(task="x", cwd=workspace), discard, model_factory=lambda _: ScriptedModel([])
+    manager = open_run_session(
+        SessionOptions(task="x", cwd=workspace), discard, model_factory=lambda _: ScriptedModel([])
     )
-    assert manager.context.settings == ContextSettings(
+    assert manager.conversation.context.settings == ContextSettings(
         window_tokens=1_000_000, elide_at=0.8, keep_recent=5
     )
 

@@ -132,8 +132,8 @@ def test_a_file_in_place_of_a_directory_is_not_a_directory(tmp_path: Path) -> No
 def test_the_error_log_history_and_probe_cache_are_private(tmp_path: Path) -> None:
     from agentcli.paths import data_home
     from agentcli.sandbox.support import SandboxSupport, _cache_path, _write_cache
-    from agentcli.ui.errorlog import log_internal_error
     from agentcli.ui.repl.input import open_history
+    from agentcli.ui.term.errorlog import log_internal_error
 
     with umask(0):
         log = log_internal_error(RuntimeError("boom"))

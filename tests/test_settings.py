@@ -320,3 +320,14 @@ def test_the_transport_comes_from_the_config_or_the_environment(workspace: Path)
     assert load_settings(workspace, environ=env).api.transport is Transport.HTTP
     with pytest.raises(ConfigError, match=r"unknown transport 'curl' for `api.transport`"):
         load_settings(workspace, environ={"AGENTCLI_TRANSPORT": "curl"})
+
+
+def test_the_retry_policy_defaults_are_the_settings_defaults() -> None:
+    """The model layer cannot read the settings (it sits below them); a policy made without
+    the session's settings must still wait as a session with default settings would."""
+    from agentcli.model.retry import RetryPolicy
+    from agentcli.settings import DEFAULTS
+
+    policy = RetryPolicy()
+    assert policy.idle_timeout_s == DEFAULTS.api.idle_timeout_s
+    assert policy.max_retry_after_s == DEFAULTS.api.max_retry_wait_s

@@ -22,13 +22,14 @@ from prompt_toolkit.output import DummyOutput
 from rich.markdown import Markdown
 from rich.text import Text
 
+from agentcli.confinement import WORKSPACE_WRITE
 from agentcli.permissions import PermissionRequest
-from agentcli.sandbox.profile import WORKSPACE_WRITE
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
 from agentcli.tools.base import PermissionTarget, Risk
-from agentcli.ui.prompter import TerminalPrompter
-from agentcli.ui.repl.calls import call_line, diff_text
-from agentcli.ui.safe import safe_console, visible
+from agentcli.ui.repl.calls import call_line
+from agentcli.ui.term.diffs import diff_text
+from agentcli.ui.term.prompter import TerminalPrompter
+from agentcli.ui.term.safe import safe_console, visible
 from tests.inprocess import run_in_process
 
 HOSTILE = {

@@ -334,7 +334,7 @@ async def test_certificates_are_loaded_for_https_only(monkeypatch: pytest.Monkey
 
 
 async def test_the_transport_setting_picks_the_client(monkeypatch: pytest.MonkeyPatch) -> None:
-    from agentcli.session.build import anthropic_client, make_model
+    from agentcli.session.clients import anthropic_client, make_model
     from agentcli.settings import DEFAULTS, Transport
 
     assert DEFAULTS.api.transport is Transport.HTTP

@@ -16,6 +16,7 @@ from agentcli.errors import UsageError
 from agentcli.events import Event, Notice
 from agentcli.permissions import Decision, PermissionMode
 from agentcli.permissions.setup import build_policy
+from agentcli.session.options import SessionOptions
 from agentcli.testing import ScriptedModel
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
 from agentcli.tools.base import PermissionTarget, Risk
@@ -27,7 +28,7 @@ from agentcli.trust import (
     user_rules_path,
 )
 from agentcli.ui.cli import run_app
-from agentcli.ui.run import RunOptions, build_manager
+from agentcli.ui.run import open_run_session
 from tests.test_cli_run import cli, result_of
 
 HOSTILE = """\
@@ -63,8 +64,8 @@ def hostile(workspace: Path) -> Path:
 
 def build(workspace: Path, **options: Any) -> tuple[Any, list[Event]]:
     seen: list[Event] = []
-    manager = build_manager(
-        RunOptions(task="x", cwd=workspace, **options),
+    manager = open_run_session(
+        SessionOptions(task="x", cwd=workspace, **options),
         seen.append,
         model_factory=lambda _: ScriptedModel([]),
     )
@@ -72,7 +73,8 @@ def build(workspace: Path, **options: Any) -> tuple[Any, list[Event]]:
 
 
 def decide(manager: Any, command: str) -> Decision:
-    verdict = manager.policy.decide(Risk.EXECUTE, PermissionTarget("shell", command, command))
+    target = PermissionTarget("shell", command, command)
+    verdict = manager.conversation.policy.decide(Risk.EXECUTE, target)
     return verdict.decision  # type: ignore[no-any-return]
 
 
@@ -143,7 +145,7 @@ def test_an_untrusted_mode_applies_only_when_stricter(
         write(user_config_path(), f'permission_mode = "{user_mode}"\n')
     write(workspace / ".agentcli" / "config.toml", f'permission_mode = "{repo_mode}"\n')
     manager, _ = build(workspace)
-    assert manager.policy.mode is PermissionMode(result)
+    assert manager.mode is PermissionMode(result)
 
 
 @pytest.mark.parametrize(
@@ -171,7 +173,7 @@ def test_the_user_config_is_always_trusted(workspace: Path) -> None:
         '[acceptance]\ncommands = ["true"]\n',
     )
     manager, seen = build(workspace)
-    assert manager.policy.mode is PermissionMode.ACCEPT_EDITS
+    assert manager.mode is PermissionMode.ACCEPT_EDITS
     assert decide(manager, "make all") is Decision.ALLOW
     assert manager.acceptance.commands == ("true",)
     assert seen == []
@@ -179,7 +181,7 @@ def test_the_user_config_is_always_trusted(workspace: Path) -> None:
 
 def test_untrusted_deny_rules_beat_the_users_allow_flags(hostile: Path) -> None:
     manager, seen = build(hostile, allow=["shell(*)"])
-    assert manager.policy.mode is PermissionMode.DEFAULT
+    assert manager.mode is PermissionMode.DEFAULT
     assert manager.acceptance.commands == ()
     assert decide(manager, "echo hi") is Decision.DENY
     assert decide(manager, "ls -la") is Decision.ALLOW  # the flag's shell(*) still applies
@@ -189,7 +191,7 @@ def test_untrusted_deny_rules_beat_the_users_allow_flags(hostile: Path) -> None:
 
 def test_trust_project_applies_the_files_for_one_run(hostile: Path) -> None:
     manager, seen = build(hostile, trust_project=True)
-    assert manager.policy.mode is PermissionMode.YOLO
+    assert manager.mode is PermissionMode.YOLO
     assert manager.acceptance.commands == ("touch pwned",)
     assert decide(manager, "echo hi") is Decision.DENY
     assert seen == []
@@ -198,17 +200,17 @@ def test_trust_project_applies_the_files_for_one_run(hostile: Path) -> None:
 
 def test_the_repl_session_gets_the_same_treatment(hostile: Path) -> None:
     from agentcli.permissions import NonInteractivePrompter
-    from agentcli.ui.repl.backend import build_repl_manager
-    from agentcli.ui.repl.settings import ReplSettings
+    from agentcli.session.options import SessionOptions
+    from agentcli.ui.repl.backend import open_repl_session
 
     seen: list[Event] = []
-    manager = build_repl_manager(
-        ReplSettings(cwd=hostile),
+    manager = open_repl_session(
+        SessionOptions(cwd=hostile),
         seen.append,
         NonInteractivePrompter(),
         model_factory=lambda _: ScriptedModel([]),
     )
-    assert manager.policy.mode is PermissionMode.DEFAULT
+    assert manager.mode is PermissionMode.DEFAULT
     assert decide(manager, "touch pwned") is Decision.ASK
     (notice,) = [e for e in seen if isinstance(e, Notice)]
     assert "agentcli trust" in notice.message

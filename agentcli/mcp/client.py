@@ -29,8 +29,8 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from agentcli.mcp.entry import ServerEntry
-from agentcli.sandbox.environment import without_own_credentials
+from agentcli.environment import without_own_credentials
+from agentcli.mcp_entry import ServerEntry
 
 # What goes wrong is reported by agentcli, naming the server; the SDK's own log lines would
 # only reach the terminal as unformatted noise.

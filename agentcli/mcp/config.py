@@ -27,10 +27,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentcli.environment import without_own_credentials
 from agentcli.errors import ConfigError, UsageError
-from agentcli.mcp.entry import ServerEntry, check_server_name
+from agentcli.mcp_entry import ServerEntry, check_server_name
 from agentcli.safe_read import MAX_CONFIG_BYTES, Inside, Unreadable, read_bytes
-from agentcli.sandbox.environment import without_own_credentials
 from agentcli.settings import Settings
 
 PROJECT_FILE = ".mcp.json"

@@ -43,7 +43,6 @@ class DeferredModel:
 
     async def aclose(self) -> None:
         """Close the real client's connections, if it was ever made."""
-        close = getattr(self._client, "aclose", None)
-        self._client = None
-        if close is not None:
-            await close()
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()

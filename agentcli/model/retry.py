@@ -15,8 +15,14 @@ from dataclasses import dataclass, replace
 from agentcli.errors import ModelError, RetryableModelError
 from agentcli.events import EventSink, ModelRetrying
 from agentcli.model import ModelClient, ModelRequest, ModelResponse
-from agentcli.settings import DEFAULTS
 from agentcli.usage import Clock
+
+IDLE_TIMEOUT_S = 90.0
+"""How long a silent connection is waited for, unless the session's `[api] idle_timeout_s`
+says otherwise (the default there is the same: tests/test_settings.py keeps them equal)."""
+MAX_RETRY_WAIT_S = 900.0
+"""The longest `retry-after` honoured, unless `[api] max_retry_wait_s` says otherwise (the
+same default)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -26,9 +32,9 @@ class RetryPolicy:
     base_delay_s: float = 1.0
     max_delay_s: float = 30.0
     """Ceiling of our own backoff (when the server does not say how long to wait)."""
-    max_retry_after_s: float = DEFAULTS.api.max_retry_wait_s
+    max_retry_after_s: float = MAX_RETRY_WAIT_S
     """The longest `retry-after` honoured; a server asking for more ends the task at once."""
-    idle_timeout_s: float | None = DEFAULTS.api.idle_timeout_s
+    idle_timeout_s: float | None = IDLE_TIMEOUT_S
     """An attempt whose connection is silent this long is abandoned (and retried)."""
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
@@ -60,6 +66,9 @@ class RetryingModel:
     @property
     def model(self) -> str:
         return self.inner.model
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
     async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
         attempt = 1

@@ -24,7 +24,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from agentcli.sandbox.environment import own_credentials
+from agentcli.environment import own_credentials
 
 NO_REPOSITORY = "/nonexistent/agentcli-no-git-dir"
 """GIT_DIR for git commands that need no repository (`git config --file`): nothing is found

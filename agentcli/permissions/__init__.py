@@ -16,7 +16,8 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from agentcli.sandbox.profile import Confinement
+from agentcli.confinement import Confinement
+from agentcli.permissions.rules import RuleKind, RulesView
 from agentcli.vocabulary import Decision, PermissionMode, PermissionTarget, Risk, Verdict
 
 if TYPE_CHECKING:
@@ -53,10 +54,34 @@ class PromptAnswer:
 
 
 class PermissionPolicy(Protocol):
+    @property
+    def mode(self) -> PermissionMode: ...
+
+    @property
+    def sandbox_available(self) -> bool:
+        """Commands run inside a working OS sandbox."""
+        ...
+
+    @property
+    def sandbox_problem(self) -> str | None:
+        """Why there is no sandbox (None: there is one, or nobody said why not)."""
+        ...
+
     def decide(self, risk: Risk, target: PermissionTarget) -> Verdict: ...
 
     def remember(self, rule: str) -> None:
         """Add an allow rule for the rest of the session (an "always" answer)."""
+
+    def rules_view(self) -> RulesView:
+        """The rules in force, read-only."""
+        ...
+
+    def add_rule(self, kind: RuleKind, text: str, source: str = "session") -> None:
+        """Add a rule for the rest of the session (not saved); UsageError if it is not one."""
+
+    def take_notices(self) -> list[str]:
+        """What the user should hear about since the last call (e.g. a rule not saved)."""
+        ...
 
     def search_screen(self, root: str) -> SearchScreen:
         """The files a search (grep, glob) under `root` must leave out of its results, once

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agentcli.errors import UsageError
 from agentcli.permissions import Decision, PermissionMode, Verdict, suggested_rule
+from agentcli.permissions.rules import RuleKind, RulesView, parse_rule
 from agentcli.permissions.screen import SearchScreen
-from agentcli.tools.base import PermissionTarget, Risk
+from agentcli.vocabulary import PermissionTarget, Risk
 
 
 @dataclass
 class ModePolicy:
     mode: PermissionMode = PermissionMode.DEFAULT
     allowed: set[str] = field(default_factory=set)
+    sandbox_available: bool = False
+    sandbox_problem: str | None = None
 
     def decide(self, risk: Risk, target: PermissionTarget) -> Verdict:
         rule = suggested_rule(target)
@@ -30,6 +34,17 @@ class ModePolicy:
 
     def remember(self, rule: str) -> None:
         self.allowed.add(rule)
+
+    def rules_view(self) -> RulesView:
+        return RulesView(allow=tuple(parse_rule(text, "session") for text in sorted(self.allowed)))
+
+    def add_rule(self, kind: RuleKind, text: str, source: str = "session") -> None:
+        if kind is not RuleKind.ALLOW:
+            raise UsageError("this policy knows only allow rules")
+        self.allowed.add(parse_rule(text, source).text)
+
+    def take_notices(self) -> list[str]:
+        return []
 
     def search_screen(self, root: str) -> SearchScreen:
         return SearchScreen()  # no rules, so every read is allowed

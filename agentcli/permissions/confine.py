@@ -11,10 +11,10 @@ unapproved one past the sandbox. Substitutions in such a command must be read-on
 
 from __future__ import annotations
 
+from agentcli.confinement import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.permissions.commands import needs_git_write, needs_network
 from agentcli.permissions.readonly import is_read_only_part
 from agentcli.permissions.shell import ParsedCommand
-from agentcli.sandbox.profile import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 
 _TOLERATED_UNSAFE = frozenset({"command substitution"})
 """Substitutions are fine in an escalated command when what they run is read-only."""

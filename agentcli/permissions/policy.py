@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentcli.confinement import READ_ONLY, UNCONFINED, WORKSPACE_WRITE, Confinement
 from agentcli.errors import UsageError
 from agentcli.globs import globs_under
 from agentcli.permissions import Decision, PermissionMode, Verdict
@@ -48,12 +49,11 @@ from agentcli.permissions.confine import escalated
 from agentcli.permissions.persist import append_allow_rule
 from agentcli.permissions.protected import is_protected_path, protected_write_reason
 from agentcli.permissions.readonly import is_read_only_part
-from agentcli.permissions.rules import PATH_CLASSES, Rule, RuleKind, RuleSet, parse_rule
+from agentcli.permissions.rules import PATH_CLASSES, Rule, RuleKind, RuleSet, RulesView, parse_rule
 from agentcli.permissions.screen import SearchScreen
 from agentcli.permissions.shell import ParsedCommand, SimpleCommand, parse_command
 from agentcli.permissions.suggest import command_rule, path_rule
-from agentcli.sandbox.profile import READ_ONLY, UNCONFINED, WORKSPACE_WRITE, Confinement
-from agentcli.tools.base import PermissionTarget, Risk
+from agentcli.vocabulary import PermissionTarget, Risk
 
 YOLO_HINT = "only --permission-mode yolo runs it without asking"
 OUT_OF_SCOPE = "it may read outside the workspace"
@@ -102,6 +102,16 @@ class RulePolicy:
             except (OSError, UsageError) as exc:
                 why = exc.message if isinstance(exc, UsageError) else str(exc)
                 self.notices.append(f"{text} is allowed for this session only: {why}")
+
+    def rules_view(self) -> RulesView:
+        return self.rules.view()
+
+    def add_rule(self, kind: RuleKind, text: str, source: str = "session") -> None:
+        self.rules.add(kind, [text], source)
+
+    def take_notices(self) -> list[str]:
+        taken, self.notices = self.notices, []
+        return taken
 
     def search_screen(self, root: str) -> SearchScreen:
         """Files a search under `root` leaves out: those of `read(...)` deny rules, and of ask

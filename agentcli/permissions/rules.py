@@ -26,7 +26,7 @@ from agentcli.vocabulary import Decision
 
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.:-]*(?:__\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 MCP_PREFIX = "mcp__"
-_SERVER = re.compile(r"(?:(?!__)[A-Za-z0-9_-])+")  # an MCP server's name (agentcli.mcp.entry)
+_SERVER = re.compile(r"(?:(?!__)[A-Za-z0-9_-])+")  # an MCP server's name (agentcli.mcp_entry)
 _ALIASES = {
     "bash": "shell",
     "edit": "write",
@@ -140,6 +140,18 @@ def command_pattern_matches(pattern: str, command_text: str) -> bool:
     return re.fullmatch(regex, command_text, re.DOTALL) is not None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RulesView:
+    """The rules in force, read-only (what `/permissions` shows, what `/mode` carries over)."""
+
+    allow: tuple[Rule, ...] = ()
+    ask: tuple[Rule, ...] = ()
+    deny: tuple[Rule, ...] = ()
+
+    def of(self, kind: RuleKind) -> tuple[Rule, ...]:
+        return {RuleKind.ALLOW: self.allow, RuleKind.ASK: self.ask, RuleKind.DENY: self.deny}[kind]
+
+
 @dataclass(kw_only=True)
 class RuleSet:
     """Rules by kind. Deny beats ask beats allow, whatever level each came from."""
@@ -156,6 +168,9 @@ class RuleSet:
 
     def first(self, kind: RuleKind, rule_class: str, subject: str) -> Rule | None:
         return next((r for r in self.of(kind) if r.matches(rule_class, subject)), None)
+
+    def view(self) -> RulesView:
+        return RulesView(allow=tuple(self.allow), ask=tuple(self.ask), deny=tuple(self.deny))
 
     def allows_everything(self, rule_class: str) -> Rule | None:
         return next(

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.confinement import CommandSandbox
 from agentcli.paths import data_home, project_config_paths, user_config_path
 from agentcli.permissions import PermissionMode
 from agentcli.permissions.policy import RulePolicy
 from agentcli.permissions.rules import RuleKind, RuleSet
 from agentcli.settings import DEFAULTS, Settings
-from agentcli.tools.base import CommandSandbox
 from agentcli.trust import is_trusted, user_rules_path
 
 if TYPE_CHECKING:  # the sandbox modules load only when a session uses the sandbox

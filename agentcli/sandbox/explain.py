@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.sandbox.profile import Confinement, Profile
+from agentcli.confinement import Confinement, Profile
 
 _FS_MARKERS = (
     "Read-only file system",

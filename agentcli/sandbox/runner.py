@@ -1,5 +1,5 @@
 """`OsSandbox`: the `CommandSandbox` that runs each command through the helper, confined as the
-permission decision says (`agentcli.sandbox.profile`).
+permission decision says (`agentcli.confinement`).
 
 What a sandboxed command sees is decided once per session, here:
 - it reads (read-only profile) only the workspace, the system directories and the toolchain
@@ -30,12 +30,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli import environment
+from agentcli.confinement import Confinement, PreparedCommand, Profile
 from agentcli.owngit.discover import locate
 from agentcli.safe_read import MAX_PROJECT_FILE_BYTES, Inside, read_bytes
-from agentcli.sandbox import environment
 from agentcli.sandbox.bootstrap import helper_argv, helper_python
 from agentcli.sandbox.explain import SandboxLimits, explain
-from agentcli.sandbox.profile import Confinement, PreparedCommand, Profile
 
 SYSTEM_READABLE = (
     *("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"),

@@ -175,7 +175,7 @@ def _unsupported(abi: int, problem: str) -> SandboxSupport:
 
 def _cache_path() -> Path | None:
     """Where this boot's result is kept for this kernel, Python and helper."""
-    from agentcli.config import data_home
+    from agentcli.paths import data_home
 
     try:
         boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()

@@ -10,8 +10,6 @@ goes out, after the session and the task's prompt are journaled.
 
 from __future__ import annotations
 
-import functools
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,29 +19,25 @@ from agentcli.catalogue import ModelSpec, choice_notices
 from agentcli.context import ContextSettings, ContextView
 from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
-from agentcli.errors import ConfigError, UsageError
+from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.instructions import load_instructions, system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.mcp.config import configured_servers
 from agentcli.mcp.session import problem_reporter, start_servers
 from agentcli.model import ModelClient
-from agentcli.model.deferred import DeferredModel
 from agentcli.model.retry import RetryPolicy
-from agentcli.model.wire import api_base_url
 from agentcli.owngit import RepoDecision, decide
 from agentcli.paths import data_home, resolve_workspace
-from agentcli.permissions import NonInteractivePrompter, PermissionMode, Prompter
+from agentcli.permissions import NonInteractivePrompter, Prompter
 from agentcli.permissions.setup import build_permissions
 from agentcli.provider import Provider
-from agentcli.session.openai_model import (
-    openai_factory,
-    openai_notices,
-    recorded_base_url,
-    session_base_url,
-)
+from agentcli.session.clients import ModelFactory, provider_factory
+from agentcli.session.live import LiveSession
+from agentcli.session.openai_model import openai_notices, recorded_base_url, session_base_url
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
-from agentcli.settings import Settings, Transport
+from agentcli.session.options import SessionOptions
+from agentcli.settings import Settings
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import SessionRow
@@ -68,45 +62,6 @@ def locate(
     resumed = find_resumed(resume, continue_, resolve_workspace(cwd))
     workspace = resolve_workspace(cwd or (Path(resumed.workspace) if resumed else None))
     return SessionTarget(workspace=workspace, resumed=resumed)
-
-
-def require_api_key() -> None:
-    """ConfigError (exit 2, before any session exists) when there is no credential."""
-    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
-        raise ConfigError(
-            "ANTHROPIC_API_KEY is not set",
-            hint="export ANTHROPIC_API_KEY=sk-ant-… (or set ANTHROPIC_AUTH_TOKEN)",
-        )
-
-
-def anthropic_client(name: str, transport: Transport = Transport.HTTP) -> ModelClient:
-    """The Anthropic client for model `name` over `transport`, made now: its imports happen
-    here (httpx2 for `http`; the ~2 s SDK import for `sdk`)."""
-    require_api_key()
-    if transport is Transport.SDK:
-        from agentcli.model.anthropic import AnthropicModel
-
-        return AnthropicModel(name)
-    from agentcli.model.http import HttpAnthropicModel
-
-    return HttpAnthropicModel(name)
-
-
-def make_model(name: str, transport: Transport = Transport.HTTP) -> ModelClient:
-    """The client for model `name`; ConfigError without an API key or with a base URL that is
-    not one. It is made when the first request goes out, so the session and the task's prompt
-    are journaled before its imports."""
-    require_api_key()
-    api_base_url()
-    return DeferredModel(name, lambda: anthropic_client(name, transport))
-
-
-def provider_factory(target: SessionTarget, settings: Settings) -> Callable[[str], ModelClient]:
-    """The client factory of the configured provider (`--provider`, `provider`): for Anthropic,
-    `make_model` over the configured transport."""
-    if settings.provider is Provider.OPENAI:
-        return openai_factory(settings, resumed=target.resumed is not None)
-    return functools.partial(make_model, transport=settings.api.transport)
 
 
 def session_provider(target: SessionTarget, settings: Settings) -> Settings:
@@ -136,13 +91,54 @@ def check_budget(budget: Budget, spec: ModelSpec) -> None:
         )
 
 
+def open_live(
+    options: SessionOptions,
+    *,
+    events: EventSink,
+    prompter: Prompter | None = None,
+    say: Callable[[str], None] = lambda _notice: None,
+    announce: Callable[[Settings], None] = lambda _settings: None,
+    warn: Callable[[str], None] | None = None,
+    model_factory: ModelFactory | None = None,
+) -> LiveSession:
+    """The live session `options` ask for (`run`, the REPL): a new one, or the recorded one
+    `--resume ID` / `--continue` name. `announce` hears the settings of each session it starts
+    (to say what an untrusted workspace's config could not set); `say` what the user should
+    hear once at the start; `warn` what they must hear whatever the output (a file of the
+    workspace agentcli refused to read; default: a warning Notice event); `model_factory`
+    replaces the provider's clients (tests)."""
+
+    def build(*, resume: bool) -> tuple[ConversationManager, ModelFactory]:
+        target = (
+            locate(options.cwd, resume=options.resume, continue_=options.continue_)
+            if resume
+            else locate(options.cwd)
+        )
+        settings = session_provider(target, options.resolve(target.workspace))
+        announce(settings)
+        return _build(
+            target,
+            settings,
+            events=events,
+            budget=options.budget(),
+            model_factory=model_factory,
+            prompter=prompter,
+            say=say,
+            warn=warn,
+            mcp_config=options.mcp_config,
+        )
+
+    manager, models = build(resume=True)
+    return LiveSession(manager, options=options, models=models, renew=lambda: build(resume=False))
+
+
 def build_manager(
     target: SessionTarget,
     settings: Settings,
     *,
     events: EventSink,
     budget: Budget | None = None,
-    model_factory: Callable[[str], ModelClient] | None = None,
+    model_factory: ModelFactory | None = None,
     prompter: Prompter | None = None,
     say: Callable[[str], None] = lambda _notice: None,
     warn: Callable[[str], None] | None = None,
@@ -154,12 +150,39 @@ def build_manager(
     (`mcp_config`: `--mcp-config` files). `say` gets what the user should hear once at the
     start (e.g. that no sandbox is available); `warn` what they must hear whatever the output
     (a file of the workspace agentcli refused to read; default: a warning Notice event)."""
+    manager, _models = _build(
+        target,
+        settings,
+        events=events,
+        budget=budget,
+        model_factory=model_factory,
+        prompter=prompter,
+        say=say,
+        warn=warn,
+        mcp_config=mcp_config,
+    )
+    return manager
+
+
+def _build(
+    target: SessionTarget,
+    settings: Settings,
+    *,
+    events: EventSink,
+    budget: Budget | None,
+    model_factory: ModelFactory | None,
+    prompter: Prompter | None,
+    say: Callable[[str], None],
+    mcp_config: Sequence[Path],
+    warn: Callable[[str], None] | None = None,
+) -> tuple[ConversationManager, ModelFactory]:
+    """The manager, and the factory that made its model client (a model switch uses it)."""
     workspace = target.workspace
     settings = session_provider(target, settings)
     settings, moved = session_base_url(
         settings, target.resumed.settings if target.resumed is not None else None
     )
-    model_factory = model_factory or provider_factory(target, settings)
+    model_factory = model_factory or provider_factory(settings, resumed=target.resumed is not None)
     model_name = session_model(target, settings)
     catalogue = settings.catalogue()
     spec = catalogue.lookup(model_name)
@@ -196,7 +219,7 @@ def build_manager(
     notices = (
         openai_notices(spec, settings.effort)
         if settings.provider is Provider.OPENAI
-        else choice_notices(spec, settings.effort)
+        else choice_notices(spec, settings.effort, catalogue)
     )
     for notice in [*([moved] if moved else []), *notices]:
         events(Notice(level="warning", message=notice))
@@ -204,7 +227,7 @@ def build_manager(
         (warn or (lambda n: events(Notice(level="warning", message=n))))(notice)
     # Only for a session that will run: a refused one (busy, no API key) starts no program.
     mcp = start_servers(mcp_servers, workspace, report=problem_reporter(events, say), say=say)
-    return ConversationManager(
+    manager = ConversationManager(
         session_id=session.session_id,
         messages=session.messages,
         model=model,
@@ -243,6 +266,7 @@ def build_manager(
         git=git,
         settings=settings,
     )
+    return manager, model_factory
 
 
 def open_with_model(
@@ -275,20 +299,3 @@ def open_with_model(
             lock.release()
         raise
     return model, session
-
-
-def switch_mode(manager: ConversationManager, mode: PermissionMode) -> list[str]:
-    """Switch a live session to `mode` (the REPL's /mode): a new policy and sandbox, built as a
-    session started in that mode would build them from the session's settings (auto mode gets
-    its OS sandbox), keeping the rules granted during the session. Returns notices."""
-    settings = manager.settings.model_copy(update={"permission_mode": mode})
-    permissions = build_permissions(settings=settings, workspace=manager.tool_context.workspace)
-    old_rules = getattr(manager.policy, "rules", None)
-    if old_rules is not None:
-        for kind in ("allow", "ask", "deny"):
-            granted = [r for r in getattr(old_rules, kind) if r.source == "session"]
-            getattr(permissions.policy.rules, kind).extend(granted)
-    manager.settings = settings
-    manager.policy = permissions.policy
-    manager.tool_context.sandbox = permissions.sandbox
-    return permissions.notices

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from agentcli.catalogue import Effort, ModelSpec
+from agentcli.environment import claim_credential
 from agentcli.errors import UsageError
 from agentcli.model import ModelClient
 from agentcli.model.deferred import DeferredModel
 from agentcli.provider import OPENAI_DEFAULT_BASE_URL, Provider, openai_endpoint, recordable_url
-from agentcli.sandbox.environment import claim_credential
 from agentcli.settings import Settings
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentcli.checkpoints import Checkpointer
 from agentcli.errors import UsageError
@@ -18,16 +18,12 @@ from agentcli.events import EventSink, Notice
 from agentcli.ids import new_id
 from agentcli.messages import Message
 from agentcli.owngit import RepoDecision, decide
-from agentcli.paths import data_home
 from agentcli.recovery import RecoveryError, recover
 from agentcli.session import records
 from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.store.sqlite import SqliteJournal
-
-if TYPE_CHECKING:
-    from agentcli.conversation import ConversationManager
 
 
 @dataclass(kw_only=True)
@@ -132,54 +128,8 @@ def _reopen(
             report = recover(journal, lock, git)
         except RecoveryError as exc:
             raise UsageError(str(exc), hint=f"agentcli sessions export {resumed.id}") from exc
-        journal.settings(model=model, **(settings or {}))
+        journal.record_settings(model=model, **(settings or {}))
     except BaseException:
         lock.release()
         raise
     return journal, report.messages, report.notices()
-
-
-def leave_session(manager: ConversationManager) -> None:
-    """Stop using the manager's session (the REPL's /clear, /resume elsewhere, exit): another
-    process may resume it from now on."""
-    if isinstance(manager.journal, SqliteJournal):
-        manager.journal.release()
-    if isinstance(manager.checkpoints, Checkpointer):
-        manager.checkpoints.close()
-
-
-def resume_into(
-    manager: ConversationManager, session_id: str | None, events: EventSink | None = None
-) -> OpenedSession:
-    """Switch a live session (the REPL's `/resume [ID]`; no id: the latest in the workspace)
-    to a recorded one: lock it, recover it, then continue from its history, letting go of the
-    current one. When that one is busy (SessionBusyError) or broken, the current one stays."""
-    workspace = manager.tool_context.workspace
-    resumed = find_resumed(session_id, session_id is None, workspace)
-    if resumed is None:  # cannot happen: an id or --continue names one, or raises
-        raise UsageError("no session to resume")
-    current = manager.journal
-    if resumed.id == manager.session_id and isinstance(current, SqliteJournal):
-        # Already this process's session, locked and consistent: nothing to reopen or recover.
-        checkpoints = manager.checkpoints
-        return OpenedSession(
-            journal=current,
-            checkpoints=checkpoints if isinstance(checkpoints, Checkpointer) else None,
-            messages=manager.messages,
-        )
-    opened = open_session(
-        resumed,
-        workspace=workspace,
-        model=resumed.model,
-        events=events,
-        git=manager.repo_decision(),
-    )
-    leave_session(manager)
-    manager.session_id = opened.session_id
-    manager.journal = opened.journal
-    manager.checkpoints = opened.checkpoints
-    manager.messages = opened.messages
-    manager.tool_context.data_dir = data_home() / "sessions" / opened.session_id
-    # The stale-read guard is per conversation: what the old one read, this one has not seen.
-    manager.tool_context.read_hashes.clear()
-    return opened

@@ -112,15 +112,16 @@ def undo(
     own_session: str | None = None,
     git: RepoDecision | None = None,
 ) -> UndoResult:
-    """Restore the files the task (default: the latest one in `workspace` with changes left)
-    changed, under the lock of its session. `own_session` is the session this process holds
-    already (the REPL's), undone as it is; `git` its decision about the workspace (made now,
-    for `agentcli undo`, when not given). UndoError when undo must refuse."""
+    """Restore the files the task changed, under the lock of its session. Without `task_id`:
+    the latest task with changes left of `own_session` (the session this process holds, the
+    REPL's: undone as it is) when given, else of the workspace. `git` is the session's decision
+    about the workspace (made now, for `agentcli undo`, when not given). UndoError when undo
+    must refuse; UsageError for a task id that names no task."""
     from agentcli.undo import undo as undo_task
     from agentcli.undo import undo_target
 
     conn = connect()
-    target = undo_target(conn, workspace, task_id)
+    target = undo_target(conn, workspace, task_id, own_session if task_id is None else None)
     if target.session_id == own_session:
         return undo_task(conn, workspace, target.task_id, git=git)
     with SessionLock.acquire(target.session_id):

@@ -41,6 +41,15 @@ class Journal(Protocol):
 
     def task_finished(self, result: TaskResult) -> None: ...
 
+    def record_settings(self, **changes: Any) -> None:
+        """Record settings of the session (model, mode, ...), merged into what is recorded:
+        a resume reads them."""
+        ...
+
+    def release(self) -> None:
+        """Stop using the session: another process may resume it from now on."""
+        ...
+
 
 @dataclass
 class MemoryJournal:
@@ -50,6 +59,8 @@ class MemoryJournal:
     messages: list[Message] = field(default_factory=list)
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
     operations: MemoryLedger = field(default_factory=MemoryLedger)
+    settings: dict[str, Any] = field(default_factory=dict)
+    released: bool = False
 
     def call_proposed(self, record: ToolCallRecord) -> None:
         self.events.append(("proposed", record.call_id, record.name))
@@ -69,3 +80,9 @@ class MemoryJournal:
     def task_finished(self, result: TaskResult) -> None:
         task = self.tasks.setdefault(result.task_id, {"prompt": "", "criteria": []})
         task.update(state=result.state.value, reason=result.reason.value)
+
+    def record_settings(self, **changes: Any) -> None:
+        self.settings.update(changes)
+
+    def release(self) -> None:
+        self.released = True

@@ -216,7 +216,7 @@ class SqliteJournal:
         if self.task_id == result.task_id:
             self.task_id = None
 
-    def settings(self, **changes: Any) -> None:
+    def record_settings(self, **changes: Any) -> None:
         """Record settings of the session (model, mode, ...), merged into what is stored."""
         with self._transaction() as conn:
             row = conn.execute(

@@ -84,6 +84,9 @@ class ScriptedModel:
     def remaining(self) -> int:
         return len(self._steps)
 
+    async def aclose(self) -> None:
+        """Nothing to close: no connection was ever opened."""
+
     async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
         self.requests.append(_snapshot(request))
         if not self._steps:
@@ -114,6 +117,9 @@ class FunctionModel:
     @property
     def model(self) -> str:
         return self._model
+
+    async def aclose(self) -> None:
+        """Nothing to close: no connection was ever opened."""
 
     async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
         self.requests.append(_snapshot(request))

@@ -13,20 +13,20 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from agentcli.confinement import CommandSandbox, Confinement
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.model import ToolSpec
-from agentcli.sandbox.profile import Confinement, PreparedCommand
 from agentcli.tools.output import DEFAULT_OUTPUT_CAP
 from agentcli.vocabulary import PermissionTarget, Risk
 
 if TYPE_CHECKING:
     from agentcli.permissions import PermissionPolicy
 
-__all__ = ["PermissionTarget", "Risk"]  # re-exported: part of the tool API
+__all__ = ["CommandSandbox", "PermissionTarget", "Risk"]  # re-exported: part of the tool API
 
 
 class ToolInput(BaseModel):
@@ -102,18 +102,6 @@ class ToolOutput:
     is_error: bool = False
     """The call ran as asked but its result reports a failure the model must notice (e.g. a
     command that exited non-zero). The call still counts as executed."""
-
-
-class CommandSandbox(Protocol):
-    """Runs commands inside an OS sandbox (see `agentcli.sandbox`)."""
-
-    def prepare(self, argv: list[str], confinement: Confinement) -> PreparedCommand:
-        """The argv and environment that run `argv` confined as `confinement` says."""
-        ...
-
-    def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
-        """If a command failed because of the sandbox, a sentence saying so for the model."""
-        ...
 
 
 @dataclass(kw_only=True)

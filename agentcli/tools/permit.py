@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentcli.call_records import ToolCallRecord
+from agentcli.confinement import Confinement
 from agentcli.events import EventSink, PermissionAsked, PermissionDecided
 from agentcli.permissions import Answer, Decision, PermissionPolicy, PermissionRequest, Prompter
-from agentcli.sandbox.profile import Confinement
 from agentcli.tools.base import Tool
 from agentcli.vocabulary import PermissionTarget
 

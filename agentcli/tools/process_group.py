@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentcli.sandbox.environment import without_own_credentials
+from agentcli.environment import without_own_credentials
 from agentcli.tools.output import CollectedOutput, HeadTailCollector
 
 KILL_GRACE_S = 0.5

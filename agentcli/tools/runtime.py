@@ -319,7 +319,7 @@ class ToolRuntime:
                 name=record.name,
                 status=status.value,
                 is_error=record.is_error,
-                summary=_first_line(text),
+                summary=_summary(record, text),
                 duration_s=round(record.duration_s, 3),
             )
         )
@@ -384,6 +384,16 @@ def _signature(tool: Tool[Any]) -> str:
             kind = "|".join(json.dumps(v) for v in prop["enum"])
         fields.append(f"{name}{'' if name in required else '?'}: {kind}")
     return f"{tool.name}({', '.join(fields)})"
+
+
+def _summary(record: ToolCallRecord, text: str) -> str:
+    """What a progress line says of a call's result: for a read, which lines of how many (its
+    first line would be the file's own first line); else the result's first line."""
+    lines, total = record.source.get("lines"), record.source.get("total_lines")
+    if record.status is CallStatus.SUCCEEDED and isinstance(total, int) and isinstance(lines, list):
+        if len(lines) == 2 and all(isinstance(n, int) for n in lines):
+            return f"lines {lines[0]}-{lines[1]} of {total}" if total else "empty file"
+    return _first_line(text)
 
 
 def _first_line(text: str) -> str:

@@ -20,11 +20,11 @@ from pathlib import Path
 
 from pydantic import Field
 
+from agentcli.confinement import LEFTOVERS_NOTE, WORKSPACE_WRITE
+from agentcli.environment import without_own_credentials
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.permissions.commands import is_read_only
 from agentcli.permissions.shell import parse_command
-from agentcli.sandbox.environment import without_own_credentials
-from agentcli.sandbox.profile import LEFTOVERS_NOTE, WORKSPACE_WRITE
 from agentcli.tools.base import (
     EXCLUSIVE,
     PermissionTarget,

@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.errors import UsageError
+from agentcli.session.options import SessionOptions
 from agentcli.ui.resume_arg import pick_when_bare
 
 
@@ -152,31 +153,32 @@ def prompt(
     raise typer.Exit(_interactive_or_run(task, ctx.parent.params))
 
 
-def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
+def _interactive_or_run(task: str | None, params: dict[str, Any]) -> int:
     """The REPL (first running `task`) when stdin is a terminal; else one run, as
-    `agentcli run [TASK]` would (the task, or stdin, or both)."""
-    shared: dict[str, Any] = {
-        "cwd": options.get("cwd"),
-        "model": options.get("model"),
-        "permission_mode": options.get("permission_mode"),
-        "allow": list(options.get("allow") or []),
-        "deny": list(options.get("deny") or []),
-        "accept": list(options.get("accept") or []),
-        "effort": options.get("effort"),
-        "mcp_config": list(options.get("mcp_config") or []),
-        "resume": options.get("resume"),
-        "continue_": bool(options.get("continue_")),
-        "provider": options.get("provider"),
-        "trust_project": bool(options.get("trust_project")),
-    }
+    `agentcli run [TASK]` would (the task, or stdin, or both). `params`: the root command's
+    parsed options (typer's context, whose values are typed by the signature of `root`)."""
+    options = SessionOptions(
+        cwd=params["cwd"],
+        model=params["model"],
+        effort=params["effort"],
+        permission_mode=params["permission_mode"],
+        allow=list(params["allow"]),
+        deny=list(params["deny"]),
+        accept=list(params["accept"]),
+        mcp_config=list(params["mcp_config"]),
+        resume=params["resume"],
+        continue_=params["continue_"],
+        provider=params["provider"],
+        trust_project=params["trust_project"],
+    )
     if sys.stdin is not None and sys.stdin.isatty():
         from agentcli.ui.repl.main import main as repl_main
-        from agentcli.ui.repl.settings import ReplSettings
 
-        return repl_main(ReplSettings(**shared), first_task=task)
-    from agentcli.ui.run import RunOptions, run_command
+        return repl_main(options, first_task=task)
+    from agentcli.ui.run import run_command
 
-    return run_command(RunOptions(task=task, **shared))
+    options.task = task
+    return run_command(options)
 
 
 @app.command()
@@ -272,10 +274,31 @@ def run(
     ] = None,
 ) -> None:
     """Run one task, then exit."""
-    options = dict(locals())  # every parameter is the RunOptions field of the same name
-    from agentcli.ui.run import RunOptions, run_command
+    from agentcli.ui.run import run_command
 
-    raise typer.Exit(run_command(RunOptions(**options)))
+    options = SessionOptions(
+        task=task,
+        model=model,
+        effort=effort,
+        cwd=cwd,
+        permission_mode=permission_mode,
+        allow=allow,
+        deny=deny,
+        max_turns=max_turns,
+        max_cost=max_cost,
+        max_tokens=max_tokens,
+        timeout=timeout,
+        accept=accept,
+        accept_retries=accept_retries,
+        resume=resume,
+        continue_=continue_,
+        output_format=output_format,
+        quiet=quiet,
+        trust_project=trust_project,
+        mcp_config=mcp_config,
+        provider=provider,
+    )
+    raise typer.Exit(run_command(options))
 
 
 sessions_app = typer.Typer(

@@ -4,6 +4,10 @@ Reports the model configuration (without importing the SDK), whether an API key 
 (never its value), the config files found, whether the workspace is trusted (and so what of its
 in-repo config is ignored), git and ripgrep, and what the OS sandbox can enforce on this kernel,
 i.e. what auto mode will do.
+
+A problem found (a broken config file, no API key for the provider in use) is reported where
+it is found and the other checks go on (with the default settings when the config cannot be
+read); the exit code is 1 when there was any, so a script can rely on `agentcli doctor`.
 """
 
 from __future__ import annotations
@@ -20,18 +24,40 @@ from agentcli.owngit.repo import git_version
 from agentcli.paths import resolve_workspace
 from agentcli.provider import OPENAI_DEFAULT_BASE_URL, Provider, is_loopback
 from agentcli.sandbox.support import sandbox_report
-from agentcli.settings import Settings
+from agentcli.settings import DEFAULTS, Settings
 from agentcli.tools.ripgrep import find_rg
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 
 def doctor_lines(workspace: Path) -> list[str]:
-    settings = load_settings(workspace)
+    """The report's lines (what `doctor_report` gives, without the problems)."""
+    return doctor_report(workspace)[0]
+
+
+def doctor_report(workspace: Path) -> tuple[list[str], list[str]]:
+    """The report's lines, and the problems found (each also said in its line)."""
+    problems: list[str] = []
+    config_lines: list[str] = []
+    try:
+        settings = load_settings(workspace)
+    except UsageError as exc:
+        problems.append(exc.message)
+        config_lines = [
+            f"config: error: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""),
+            "  (the checks below use the default settings)",
+        ]
+        settings = DEFAULTS
     key = "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else None
     key = key or ("ANTHROPIC_AUTH_TOKEN" if os.environ.get("ANTHROPIC_AUTH_TOKEN") else None)
+    if key is None and settings.provider is Provider.ANTHROPIC:
+        problems.append("no API key: export ANTHROPIC_API_KEY=…")
+    openai = _openai_lines(settings)
+    if any(line.endswith("missing (export OPENAI_API_KEY=…)") for line in openai):
+        problems.append("no API key for the OpenAI-compatible server: export OPENAI_API_KEY=…")
     lines = [
         f"agentcli {__version__} on Python {platform.python_version()} ({sys.executable})",
         f"workspace: {workspace}",
+        *config_lines,
         f"model: {settings.catalogue().resolve(settings.model)} ({_model_summary(settings)})"
         + (
             f" (API at {os.environ['ANTHROPIC_BASE_URL']})"
@@ -39,7 +65,7 @@ def doctor_lines(workspace: Path) -> list[str]:
             else ""
         ),
         f"API key: {key} is set" if key else "API key: missing (export ANTHROPIC_API_KEY=…)",
-        *_openai_lines(settings),
+        *openai,
         "config files: " + (", ".join(str(p) for p in settings.provenance.sources) or "none"),
         *_trust_lines(workspace, settings),
         _mcp_line(workspace, settings),
@@ -47,7 +73,7 @@ def doctor_lines(workspace: Path) -> list[str]:
         f"git: {git_version(workspace)}",
         f"ripgrep: {find_rg() or 'not found (grep and glob use the slower Python fallback)'}",
     ]
-    return lines + sandbox_report()
+    return lines + sandbox_report(), problems
 
 
 def _openai_lines(settings: Settings) -> list[str]:
@@ -114,7 +140,13 @@ def _trust_lines(workspace: Path, settings: Settings) -> list[str]:
 
 
 def doctor_command(cwd: Path | None) -> int:
+    """Print the report; exit 1 when it found a problem (each is named in the last line)."""
     workspace = resolve_workspace(cwd)
-    for line in doctor_lines(workspace):
+    lines, problems = doctor_report(workspace)
+    for line in lines:
         sys.stdout.write(visible(line) + "\n")
+    if problems:
+        count = f"{len(problems)} problem{'' if len(problems) == 1 else 's'}"
+        sys.stdout.write(visible(f"{count}: " + "; ".join(problems)) + "\n")
+        return 1
     return 0

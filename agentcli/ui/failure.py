@@ -20,7 +20,7 @@ from typing import TextIO
 from agentcli.errors import ConfigError, UsageError
 from agentcli.tasks import ExitCode, exit_code_for, task_state_for
 from agentcli.terminal_reason import TerminalReason
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,7 @@ def failure_of(exc: BaseException) -> Failure:
         return Failure(TerminalReason.CONFIG_ERROR, exc.message, exc.hint)
     if isinstance(exc, UsageError):
         return Failure(TerminalReason.USAGE_ERROR, exc.message, exc.hint)
-    from agentcli.ui.errorlog import log_internal_error
+    from agentcli.ui.term.errorlog import log_internal_error
 
     log = log_internal_error(exc)
     return Failure(

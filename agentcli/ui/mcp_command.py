@@ -11,7 +11,7 @@ from agentcli.config import load_settings
 from agentcli.mcp.config import configured_servers
 from agentcli.mcp.listing import server_lines
 from agentcli.paths import resolve_workspace
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 
 def mcp_list(

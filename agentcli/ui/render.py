@@ -3,7 +3,7 @@
 - text: a compact line per tool call, retries and notices on stderr, and before a response's
   tool calls what the model said or (summarized) thought on the way; the final answer alone on
   stdout, so `agentcli run … > answer.txt` captures just the answer. Everything untrusted (the
-  model's text, commands, paths, errors) goes through `agentcli.ui.safe` first: no control or
+  model's text, commands, paths, errors) goes through `agentcli.ui.term.safe` first: no control or
   escape sequence reaches the terminal.
 - json: nothing while running; one JSON object on stdout at the end.
 - stream-json: one JSON event per line on stdout as things happen, then the result object with
@@ -30,11 +30,12 @@ from agentcli.events import (
     TextDelta,
     ThinkingDelta,
     ToolCallFinished,
+    ToolCallProposed,
     ToolCallStarted,
 )
 from agentcli.tasks import TaskResult
-from agentcli.truncation import one_line, shorten
-from agentcli.ui.safe import safe_console, visible
+from agentcli.truncation import one_line
+from agentcli.ui.term.safe import safe_console, visible
 
 PROGRESS_CHARS = 240
 """How much of what the model says between tool calls a progress line shows."""
@@ -59,11 +60,24 @@ def _text(*parts: tuple[str, str]) -> Text:
 
 
 def _target(inp: dict[str, Any]) -> str:
+    """What a call is about, on one line: its path, command or pattern, else (an MCP tool's
+    own arguments) its input as compact JSON."""
     for key in ("path", "command", "pattern"):
         value = inp.get(key)
         if isinstance(value, str):
-            return shorten(value, 80)
-    return ""
+            return one_line(value, 80)
+    if not inp:
+        return ""
+    return one_line(json.dumps(inp, ensure_ascii=False, separators=(",", ":")), 80)
+
+
+def plural(count: int, word: str) -> str:
+    """`1 turn`, `2 turns`."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+CHECK_TAIL_LINES = 15
+"""How much of a failed check's output text mode prints (the JSON result has its whole tail)."""
 
 
 class TextProgress:
@@ -74,6 +88,8 @@ class TextProgress:
         self._stream = stream or sys.stderr
         self._console: Console | None = None
         self._inputs: dict[str, dict[str, Any]] = {}
+        self._denials: dict[str, str] = {}
+        """Why each denied call was denied (said on its one line when it finishes)."""
         self._thinking: list[str] = []
         """The current response's (summarized) thinking: on the newest models, what it writes
         between tool calls arrives there."""
@@ -99,19 +115,18 @@ class TextProgress:
             self.console.print(line)
 
     def _line(self, event: Event) -> Text | None:
-        if isinstance(event, ToolCallStarted):
+        if isinstance(event, ToolCallProposed | ToolCallStarted):
             self._inputs[event.call_id] = event.input
             return None
         if isinstance(event, ToolCallFinished):
-            target = _target(self._inputs.get(event.call_id, {}))
+            target = _target(self._inputs.pop(event.call_id, {}))
+            named = f" {event.name} {target}".rstrip()
+            if event.status == "denied":
+                why = self._denials.pop(event.call_id, "") or event.summary
+                return _text(("⊘", "yellow"), (named, ""), (f" · denied: {why}", "yellow"))
             mark = ("✗", "red") if event.is_error else ("✓", "green")
             detail = (f" {event.summary}", "dim") if event.is_error else ("", "")
-            return _text(
-                mark,
-                (f" {event.name} {target} ", ""),
-                (f"({event.duration_s:.2f}s)", "dim"),
-                detail,
-            )
+            return _text(mark, (named + " ", ""), (f"({event.duration_s:.2f}s)", "dim"), detail)
         if isinstance(event, ModelResponded) and event.tool_calls and event.text.strip():
             return _text((event.text.strip(), "dim"))
         if isinstance(event, ModelRetrying):
@@ -123,7 +138,8 @@ class TextProgress:
                 )
             )
         if isinstance(event, PermissionDecided) and event.decision == "deny":
-            return _text(("denied", "red"), (f" {event.name}: {event.reason}", ""))
+            self._denials[event.call_id] = event.reason  # said when the call finishes
+            return None
         if isinstance(event, Notice):
             return _text((event.message, "dim" if event.level == "info" else "yellow"))
         if isinstance(event, AcceptanceStarted):
@@ -219,7 +235,7 @@ def print_result(
             _print_verdict(result)
         if result.exit_code:
             # The last line on stderr, even with --quiet: the answer above may claim success.
-            why = result.error or result.reason.value
+            why = result.error or _why(result).strip(" ()") or result.reason.value
             sys.stderr.write(f"agentcli: task {result.state.value}: {visible(why)}\n")
     sys.stdout.flush()
 
@@ -230,11 +246,10 @@ def _print_verdict(result: TaskResult) -> None:
     cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     statuses = Counter(call["status"] for call in result.tool_calls)
     executed = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items())) or "none"
-    console.print(
-        _text((f"proposed: {len(result.tool_calls)} tool calls · executed: {executed}", "dim"))
-    )
+    proposed = plural(len(result.tool_calls), "tool call")
+    console.print(_text((f"proposed: {proposed} · executed: {executed}", "dim")))
     if result.acceptance:
-        for check in result.acceptance:
+        for number, check in enumerate(result.acceptance):
             mark = ("passed", "green") if check.passed else ("failed", "red")
             code = "timeout" if check.exit_code is None else f"exit {check.exit_code}"
             where = (check.artifact_version or "?")[:16]
@@ -248,6 +263,9 @@ def _print_verdict(result: TaskResult) -> None:
                     (f" [{when}{again}]", "dim"),
                 )
             )
+            if not check.passed and _is_last_run(result, number):
+                for line in check.output_tail.rstrip().splitlines()[-CHECK_TAIL_LINES:]:
+                    console.print(_text((f"    {line}", "dim")))
     elif result.state.value == "unverified":
         console.print(_text(("verified: nothing — no acceptance checks were set (--accept)", "")))
     color = {"succeeded": "green", "unverified": "yellow"}.get(result.state.value, "red")
@@ -255,11 +273,27 @@ def _print_verdict(result: TaskResult) -> None:
         _text(
             (f"task {result.state.value}", color),
             (
-                f" ({result.reason.value}) · {result.turns} turns · "
+                f"{_why(result)} · {plural(result.turns, 'turn')} · "
                 f"{result.usage.total_tokens} tokens · cost {cost}",
                 "",
             ),
         )
     )
-    if result.error:
+    if result.error and not result.exit_code:  # else it is the last line, said once below
         console.print(_text((result.error, "red")))
+
+
+def _why(result: TaskResult) -> str:
+    """Why the task ended, when it adds to its state: a failed task that the model completed
+    failed its checks (`task failed (completed)` said nothing)."""
+    reason = result.reason.value
+    if reason == "completed":
+        return " (acceptance checks failed)" if result.state.value == "failed" else ""
+    return f" ({reason})"
+
+
+def _is_last_run(result: TaskResult, number: int) -> bool:
+    """Whether check `number` is the last run of its command (its output is the one to show:
+    earlier rounds' failures were fixed or repeated)."""
+    command = result.acceptance[number].command
+    return all(later.command != command for later in result.acceptance[number + 1 :])

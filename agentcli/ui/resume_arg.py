@@ -10,10 +10,7 @@ the value PICK before parsing. "Bare" means nothing follows it, or another optio
 from __future__ import annotations
 
 from agentcli.errors import UsageError
-
-PICK = "\x00pick"
-"""The value of a bare `--resume`. No command-line argument can contain a NUL byte, so no id
-the user types is ever taken for it."""
+from agentcli.session.options import PICK
 
 OPTION = "--resume"
 

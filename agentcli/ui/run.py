@@ -15,60 +15,27 @@ from __future__ import annotations
 import asyncio
 import functools
 import gc
-import math
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from agentcli.config import flags_of, load_settings, untrusted_notice
-from agentcli.conversation import ConversationManager
+from agentcli.config import untrusted_notice
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
-from agentcli.model import ModelClient
 from agentcli.permissions import Prompter
-from agentcli.session.build import build_manager as build_session
-from agentcli.session.build import locate
+from agentcli.session.build import open_live
+from agentcli.session.clients import ModelFactory
+from agentcli.session.live import LiveSession
+from agentcli.session.options import PICK, SessionOptions
 from agentcli.settings import Settings
-from agentcli.tasks import ExitCode, TaskResult, TaskState, task_state_for
-from agentcli.terminal_reason import TerminalReason
+from agentcli.tasks import ExitCode, TaskResult, aborted_before_start, task_state_for
 from agentcli.tools.process_group import kill_live_groups
 from agentcli.ui.failure import Failure, failure_of, report
 from agentcli.ui.render import StreamJson, TextProgress, print_result
-from agentcli.ui.resume_arg import PICK, no_picker_here
-from agentcli.ui.safe import visible
-from agentcli.usage import Budget, Usage
-
-FORMATS = ("text", "json", "stream-json")
-
-
-@dataclass(kw_only=True)
-class RunOptions:
-    task: str | None
-    model: str | None = None
-    effort: str | None = None
-    cwd: Path | None = None
-    permission_mode: str | None = None
-    allow: list[str] = field(default_factory=list)
-    deny: list[str] = field(default_factory=list)
-    max_turns: int | None = None
-    max_cost: float | None = None
-    max_tokens: int | None = None
-    timeout: float | None = None
-    accept: list[str] = field(default_factory=list)
-    accept_retries: int | None = None
-    resume: str | None = None
-    continue_: bool = False
-    output_format: str = "text"
-    quiet: bool = False
-    trust_project: bool = False
-    """Apply the workspace's in-repo config for this run even if it is not trusted."""
-    mcp_config: list[Path] = field(default_factory=list)
-    """`--mcp-config FILE`: MCP servers, in `.mcp.json` format."""
-    provider: str | None = None
+from agentcli.ui.resume_arg import no_picker_here
+from agentcli.ui.term.safe import visible
+from agentcli.usage import Usage
 
 
 def read_task(task: str | None) -> str:
@@ -110,80 +77,36 @@ def read_stdin() -> str:
         ) from exc
 
 
-def build_budget(options: RunOptions) -> Budget:
-    """The limits the flags set (the core checks the price `--max-cost` needs)."""
-    for name, value in (("--max-turns", options.max_turns), ("--max-tokens", options.max_tokens)):
-        if value is not None and value < 1:
-            raise UsageError(f"{name} must be at least 1 (got {value})")
-    for name, number in (("--max-cost", options.max_cost), ("--timeout", options.timeout)):
-        if number is not None and not math.isfinite(number):
-            raise UsageError(f"{name} must be a finite number (got {number})")
-        if number is not None and number <= 0:
-            raise UsageError(f"{name} must be positive (got {number})")
-    return Budget(
-        max_turns=options.max_turns,
-        max_tokens=options.max_tokens,
-        max_cost_usd=options.max_cost,
-        timeout_s=options.timeout,
-    )
-
-
-def event_sink(options: RunOptions) -> EventSink:
+def event_sink(options: SessionOptions) -> EventSink:
     if options.output_format == "stream-json":
         return StreamJson()
     # json keeps stdout for the one result object; progress still goes to stderr.
     return TextProgress(quiet=options.quiet)
 
 
-def build_manager(
-    options: RunOptions,
+def open_run_session(
+    options: SessionOptions,
     events: EventSink,
     *,
-    model_factory: Callable[[str], ModelClient] | None = None,
+    model_factory: ModelFactory | None = None,
     prompter: Prompter | None = None,
-) -> ConversationManager:
+) -> LiveSession:
     """The session for `run`: the options become settings (over the environment and the
     config files) and a budget; the session core does the rest."""
-    target = locate(options.cwd, resume=options.resume, continue_=options.continue_)
-    settings = run_settings(options, target.workspace, events)
-    budget = build_budget(options)
-    return build_session(
-        target,
-        settings,
+    return open_live(
+        options,
         events=events,
-        budget=budget,
-        model_factory=model_factory,
         prompter=prompter,
         say=say,
+        announce=lambda settings: announce_untrusted(settings, events),
         warn=functools.partial(announce, events=events),
-        mcp_config=options.mcp_config,
+        model_factory=model_factory,
     )
 
 
 def say(notice: str) -> None:
     """Tell the user something once, on stderr (what the session core says at the start)."""
     sys.stderr.write(f"agentcli: {visible(notice)}\n")
-
-
-def run_settings(options: RunOptions, workspace: Path, events: EventSink) -> Settings:
-    """The settings of this run: the options over the environment over the config files (the
-    in-repo ones only as far as the workspace is trusted)."""
-    settings = load_settings(
-        workspace,
-        flags=flags_of(
-            model=options.model,
-            effort=options.effort,
-            permission_mode=options.permission_mode,
-            allow=options.allow,
-            deny=options.deny,
-            accept=options.accept,
-            accept_retries=options.accept_retries,
-            provider=options.provider,
-        ),
-        trusted=True if options.trust_project else None,
-    )
-    announce_untrusted(settings, events)
-    return settings
 
 
 def announce_untrusted(settings: Settings, events: EventSink) -> None:
@@ -202,24 +125,9 @@ def announce(notice: str, events: EventSink) -> None:
         say(notice)
 
 
-def aborted_result(manager: ConversationManager) -> TaskResult:
-    return TaskResult(
-        session_id=manager.session_id,
-        task_id="",
-        state=TaskState.ABORTED,
-        reason=TerminalReason.ABORTED,
-        final_text=None,
-        turns=0,
-        duration_s=0.0,
-        usage=Usage(),
-        cost_usd=None,
-        error="cancelled before the task started",
-    )
-
-
-async def _run_with_signals(manager: ConversationManager, prompt: str) -> TaskResult:
+async def _run_with_signals(live: LiveSession, prompt: str) -> TaskResult:
     loop = asyncio.get_running_loop()
-    task = asyncio.create_task(manager.run_task(prompt))
+    task = asyncio.create_task(live.run_task(prompt))
     signals_seen = 0
 
     def on_signal() -> None:
@@ -235,7 +143,7 @@ async def _run_with_signals(manager: ConversationManager, prompt: str) -> TaskRe
     try:
         return await task
     except asyncio.CancelledError:
-        return aborted_result(manager)
+        return aborted_before_start(live.session_id)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
@@ -243,9 +151,7 @@ async def _run_with_signals(manager: ConversationManager, prompt: str) -> TaskRe
             # teardown) a signal ends the process at once, never as a KeyboardInterrupt
             # raised wherever the teardown happens to be.
             signal.signal(sig, _exit_at_once)
-        close = getattr(manager.model, "aclose", None)
-        if close is not None:
-            await close()
+        await live.close()
 
 
 def _exit_at_once(_signum: int, _frame: object) -> None:
@@ -269,22 +175,18 @@ def terminal_prompter() -> Prompter | None:
         return None
     from prompt_toolkit.output import create_output
 
-    from agentcli.ui.prompter import TerminalPrompter
-    from agentcli.ui.safe import safe_console
+    from agentcli.ui.term.prompter import TerminalPrompter
+    from agentcli.ui.term.safe import safe_console
 
     return TerminalPrompter(safe_console(file=sys.stderr), output=create_output(stdout=sys.stderr))
 
 
-def run_command(options: RunOptions) -> int:
+def run_command(options: SessionOptions) -> int:
     """Run one task; return the process exit code. Whatever ends the run, the user is told in
     the output format asked for (an unknown format itself is a plain usage error, exit 2)."""
-    if options.output_format not in FORMATS:
-        raise UsageError(
-            f"unknown --output-format {options.output_format!r}",
-            hint="one of text, json, stream-json",
-        )
+    options.check_format()
     started = time.monotonic()
-    manager: ConversationManager | None = None
+    live: LiveSession | None = None
     stream: StreamJson | None = None
     try:
         if options.resume == PICK:
@@ -292,20 +194,20 @@ def run_command(options: RunOptions) -> int:
         prompt = read_task(options.task)
         events = event_sink(options)
         stream = events if isinstance(events, StreamJson) else None
-        manager = build_manager(options, events, prompter=terminal_prompter())
+        live = open_run_session(options, events, prompter=terminal_prompter())
         if stream is not None:
             stream.start(
-                session_id=manager.session_id,
-                cwd=str(manager.tool_context.workspace),
-                model=manager.model.model,
-                permission_mode=manager.settings.permission_mode.value,
-                tools=[tool.name for tool in manager.tools],
+                session_id=live.session_id,
+                cwd=str(live.workspace),
+                model=live.model,
+                permission_mode=live.mode.value,
+                tools=[tool.name for tool in live.tools],
             )
         _collect_garbage_again()
-        result = asyncio.run(_run_with_signals(manager, prompt))
+        result = asyncio.run(_run_with_signals(live, prompt))
     except (Exception, KeyboardInterrupt) as exc:
         failure = failure_of(exc)
-        session_id = "" if manager is None else manager.session_id
+        session_id = "" if live is None else live.session_id
         duration_s = time.monotonic() - started
         return report_failure(failure, options, session_id, duration_s, stream)
     print_result(result, options.output_format, quiet=options.quiet, stream=stream)
@@ -314,7 +216,7 @@ def run_command(options: RunOptions) -> int:
 
 def report_failure(
     failure: Failure,
-    options: RunOptions,
+    options: SessionOptions,
     session_id: str,
     duration_s: float,
     stream: StreamJson | None = None,

@@ -19,7 +19,7 @@ from agentcli.fsnames import json_text
 from agentcli.paths import resolve_workspace
 from agentcli.session import records
 from agentcli.truncation import one_line
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 SHORT_TEXT = 300
 
@@ -121,8 +121,9 @@ def undo_command(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    """`agentcli undo [--task ID]`: 0 when restored, 1 when refused (with the reason);
-    SessionBusyError (exit 2, as for `run --resume`) while another process uses its session."""
+    """`agentcli undo [--task ID]`: 0 when restored, 1 when refused (with the reason); a
+    UsageError for an id that names no task, SessionBusyError while another process uses its
+    session (both exit 2, as for `run --resume`)."""
     out, err = out or sys.stdout, err or sys.stderr
     where = resolve_workspace(workspace)
     try:

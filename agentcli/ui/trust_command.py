@@ -9,7 +9,7 @@ from pathlib import Path
 from agentcli.config import describe_ignored, load_settings
 from agentcli.errors import UsageError
 from agentcli.trust import set_trusted, trusted_workspaces, workspace_key
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 
 def trust_command(path: Path | None, *, list_: bool = False, revoke: bool = False) -> int:

@@ -23,11 +23,11 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
+from agentcli.session.options import SessionOptions
 from agentcli.testing import ScriptedModel, respond
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text
 from agentcli.ui.repl.app import Repl
-from agentcli.ui.repl.backend import build_repl_manager
-from agentcli.ui.repl.settings import ReplSettings
+from agentcli.ui.repl.backend import open_repl_session
 from tests.adversarial.own_files import memory_cap, plant
 from tests.adversarial.own_runs import cli, sent, server, system_of, ws
 
@@ -134,11 +134,11 @@ async def test_the_repl_says_which_file_it_skipped(
     out = io.StringIO()
     with create_pipe_input() as pipe:
         repl = Repl(
-            ReplSettings(cwd=ws),
+            SessionOptions(cwd=ws),
             console=Console(file=out, width=200, markup=False, highlight=False),
             input=pipe,
             output=DummyOutput(),
-            build=functools.partial(build_repl_manager, model_factory=lambda _name: model),
+            build=functools.partial(open_repl_session, model_factory=lambda _name: model),
         )
         pipe.send_text("hi\r/exit\r")
         assert await asyncio.wait_for(repl.run(), 30) == 0

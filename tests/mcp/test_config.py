@@ -10,7 +10,7 @@ import pytest
 from agentcli.config import load_settings
 from agentcli.errors import ConfigError, UsageError
 from agentcli.mcp.config import MissingVariable, configured_servers, expand
-from agentcli.mcp.entry import ServerEntry
+from agentcli.mcp_entry import ServerEntry
 from agentcli.trust import set_trusted
 from tests.mcp.conftest import DEMO, stdio, user_config, write_servers
 

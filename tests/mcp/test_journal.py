@@ -16,11 +16,12 @@ from pathlib import Path
 
 from agentcli.call_records import CallStatus
 from agentcli.events import Event
+from agentcli.session.options import SessionOptions
 from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.testing import ScriptedModel, respond, text
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, tool_use
-from agentcli.ui.run import RunOptions, build_manager
+from agentcli.ui.run import open_run_session
 from tests.mcp.conftest import DEMO, stdio, write_servers
 
 
@@ -53,11 +54,11 @@ def test_an_interrupted_mcp_call_is_never_run_again(workspace: Path) -> None:
 
     model = ScriptedModel([respond(text("done"))])
     events: list[Event] = []
-    options = RunOptions(
+    options = SessionOptions(
         task="continue", cwd=workspace, resume=session.id, mcp_config=[config],
         allow=["mcp__demo__*"], trust_project=True,
     )  # fmt: skip
-    manager = build_manager(options, events.append, model_factory=lambda _name: model)
+    manager = open_run_session(options, events.append, model_factory=lambda _name: model)
     asyncio.run(manager.run_task("continue"))
     sent = [
         block

@@ -12,9 +12,10 @@ import pytest
 from agentcli.events import Event
 from agentcli.permissions import Decision, PermissionMode
 from agentcli.permissions.setup import build_policy
+from agentcli.session.options import SessionOptions
 from agentcli.testing import ScriptedModel, respond, text, tool_use
 from agentcli.tools.base import PermissionTarget, Risk
-from agentcli.ui.run import RunOptions, build_manager
+from agentcli.ui.run import open_run_session
 from tests.mcp.conftest import DEMO, stdio, write_servers
 
 ECHO = PermissionTarget("mcp__demo__echo", "*", "call echo on the MCP server demo")
@@ -99,8 +100,10 @@ def test_without_a_terminal_mcp_calls_are_denied_with_the_rule_to_allow_them(
     ]
     model = ScriptedModel(steps)
     events: list[Event] = []
-    options = RunOptions(task="x", cwd=workspace, mcp_config=[config], deny=["mcp__demo__touch"])
-    manager = build_manager(options, events.append, model_factory=lambda _name: model)
+    options = SessionOptions(
+        task="x", cwd=workspace, mcp_config=[config], deny=["mcp__demo__touch"]
+    )
+    manager = open_run_session(options, events.append, model_factory=lambda _name: model)
     result = asyncio.run(manager.run_task("try"))
     got = {block.tool_use_id: block for block in manager.messages[2].content}
     assert not got["lookup"].is_error and got["lookup"].content == "value of k"

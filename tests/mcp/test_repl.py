@@ -12,10 +12,10 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
+from agentcli.session.options import SessionOptions
 from agentcli.testing import ScriptedModel
 from agentcli.ui.repl.app import Repl
-from agentcli.ui.repl.backend import build_repl_manager
-from agentcli.ui.repl.settings import ReplSettings
+from agentcli.ui.repl.backend import open_repl_session
 from tests.mcp.conftest import BROKEN, DEMO, stdio, write_servers
 
 
@@ -32,11 +32,11 @@ async def test_mcp_lists_the_sessions_servers(
     model = ScriptedModel([])
     with create_pipe_input() as pipe:
         repl = Repl(
-            ReplSettings(cwd=workspace, mcp_config=[config]),
+            SessionOptions(cwd=workspace, mcp_config=[config]),
             console=Console(file=out, width=400, markup=False, highlight=False),  # no wrapping
             input=pipe,
             output=DummyOutput(),
-            build=functools.partial(build_repl_manager, model_factory=lambda _name: model),
+            build=functools.partial(open_repl_session, model_factory=lambda _name: model),
         )
         pipe.send_text("/mcp\r/exit\r")
         assert await asyncio.wait_for(repl.run(), 60) == 0
@@ -60,12 +60,12 @@ async def test_trust_project_applies_the_workspaces_mcp_json_in_the_repl(
         out = io.StringIO()
         with create_pipe_input() as pipe:
             repl = Repl(
-                ReplSettings(cwd=workspace, trust_project=trust),
+                SessionOptions(cwd=workspace, trust_project=trust),
                 console=Console(file=out, width=400, markup=False, highlight=False),
                 input=pipe,
                 output=DummyOutput(),
                 build=functools.partial(
-                    build_repl_manager, model_factory=lambda _name: ScriptedModel([])
+                    open_repl_session, model_factory=lambda _name: ScriptedModel([])
                 ),
             )
             pipe.send_text("/mcp\r/exit\r")
@@ -97,12 +97,12 @@ async def test_tools_lists_mcp_tools_whatever_their_descriptions(
     out = io.StringIO()
     with create_pipe_input() as pipe:
         repl = Repl(
-            ReplSettings(cwd=workspace, mcp_config=[config]),
+            SessionOptions(cwd=workspace, mcp_config=[config]),
             console=Console(file=out, width=400, markup=False, highlight=False),
             input=pipe,
             output=DummyOutput(),
             build=functools.partial(
-                build_repl_manager, model_factory=lambda _name: ScriptedModel([])
+                open_repl_session, model_factory=lambda _name: ScriptedModel([])
             ),
         )
         pipe.send_text("/tools\r/exit\r")
@@ -110,3 +110,7 @@ async def test_tools_lists_mcp_tools_whatever_their_descriptions(
     shown = out.getvalue()
     assert "internal error" not in shown
     assert "mcp__demo__echo" in shown and "mcp__odd__dot" in shown and "mcp__odd__blank" in shown
+    for line in shown.splitlines():  # each name stands apart from its risk, in one column
+        if line.startswith("  mcp__"):
+            name, gap, _rest = line[2:].partition("  ")
+            assert gap and name.startswith("mcp__") and " " not in name, line

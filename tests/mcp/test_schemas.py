@@ -9,10 +9,10 @@ import pytest
 
 from agentcli.mcp.client import RemoteTool
 from agentcli.mcp.config import Configured, ConfiguredServer
-from agentcli.mcp.entry import ServerEntry
 from agentcli.mcp.hub import McpHub, Server
 from agentcli.mcp.session import StartingServers
 from agentcli.mcp.tool import schema_problem
+from agentcli.mcp_entry import ServerEntry
 
 GOOD = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
 

@@ -15,12 +15,13 @@ import pytest
 import agentcli.ui.run as run_module
 from agentcli.events import Event, McpServerFailed, ToolCallStarted
 from agentcli.mcp.config import ConfiguredServer
-from agentcli.mcp.entry import ServerEntry
 from agentcli.mcp.hub import McpHub
+from agentcli.mcp_entry import ServerEntry
 from agentcli.model import ModelRequest
+from agentcli.session.options import SessionOptions
 from agentcli.testing import ScriptedModel, respond, text, tool_use
 from agentcli.tools.process_group import group_alive
-from agentcli.ui.run import RunOptions, build_manager
+from agentcli.ui.run import open_run_session
 from tests.mcp.conftest import BROKEN, DEMO, TOKEN, stdio, write_servers
 
 
@@ -41,8 +42,8 @@ def session(
 ) -> tuple[Any, ScriptedModel]:
     config = write_servers(workspace.parent / "servers.json", servers)
     model = ScriptedModel(steps)
-    manager = build_manager(
-        RunOptions(task="x", cwd=workspace, mcp_config=[config], **options),
+    manager = open_run_session(
+        SessionOptions(task="x", cwd=workspace, mcp_config=[config], **options),
         events.append,
         model_factory=lambda _name: model,
     )
@@ -211,8 +212,8 @@ def test_an_untrusted_mcp_json_starts_nothing(
 ) -> None:
     write_servers(workspace / ".mcp.json", {"planted": stdio(BROKEN, "crash")})
     model = ScriptedModel([])
-    manager = build_manager(
-        RunOptions(task="x", cwd=workspace), events.append, model_factory=lambda _n: model
+    manager = open_run_session(
+        SessionOptions(task="x", cwd=workspace), events.append, model_factory=lambda _n: model
     )
     assert not [tool for tool in manager.tools if tool.name.startswith("mcp__")]
     (notice,) = [line for line in said if ".mcp.json" in line]

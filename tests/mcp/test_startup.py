@@ -17,10 +17,11 @@ PROBE = """
 import json, sys
 from pathlib import Path
 from agentcli.testing import ScriptedModel
-from agentcli.ui.run import RunOptions, build_manager
+from agentcli.session.options import SessionOptions
+from agentcli.ui.run import open_run_session
 files = [Path(p) for p in sys.argv[2:]]
-options = RunOptions(task="x", cwd=Path(sys.argv[1]), mcp_config=files)
-build_manager(options, lambda _e: None, model_factory=lambda _n: ScriptedModel([]))
+options = SessionOptions(task="x", cwd=Path(sys.argv[1]), mcp_config=files)
+open_run_session(options, lambda _e: None, model_factory=lambda _n: ScriptedModel([]))
 print(json.dumps(sorted(sys.modules)))
 """
 

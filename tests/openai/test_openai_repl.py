@@ -13,10 +13,10 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
+from agentcli.session.options import SessionOptions
 from agentcli.testing.fake_openai import FakeChatServer, call, chat_stream
 from agentcli.ui.repl.app import Repl
-from agentcli.ui.repl.backend import build_repl_manager
-from agentcli.ui.repl.settings import ReplSettings
+from agentcli.ui.repl.backend import open_repl_session
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeChatServer]:
         assert fake.pairing_problems() == []
 
 
-async def repl_run(settings: ReplSettings, keys: str) -> tuple[int, str, Repl]:
+async def repl_run(settings: SessionOptions, keys: str) -> tuple[int, str, Repl]:
     out = io.StringIO()
     with create_pipe_input() as pipe:
         repl = Repl(
@@ -35,7 +35,7 @@ async def repl_run(settings: ReplSettings, keys: str) -> tuple[int, str, Repl]:
             console=Console(file=out, width=100, markup=False, highlight=False),
             input=pipe,
             output=DummyOutput(),
-            build=build_repl_manager,
+            build=open_repl_session,
         )
         pipe.send_text(keys)
         code = await asyncio.wait_for(repl.run(), 30)
@@ -53,11 +53,11 @@ async def test_the_repl_runs_tasks_on_the_openai_provider_without_an_anthropic_k
     out = io.StringIO()
     with create_pipe_input() as pipe:
         repl = Repl(
-            ReplSettings(cwd=workspace, provider="openai", model="fake-model"),
+            SessionOptions(cwd=workspace, provider="openai", model="fake-model"),
             console=Console(file=out, width=100, markup=False, highlight=False),
             input=pipe,
             output=DummyOutput(),
-            build=build_repl_manager,
+            build=open_repl_session,
         )
         pipe.send_text("what does a.py do\r/exit\r")
         assert await asyncio.wait_for(repl.run(), 30) == 0
@@ -72,12 +72,12 @@ async def test_continuing_an_openai_session_in_the_repl_goes_back_to_its_server(
     server: FakeChatServer, workspace: Path
 ) -> None:
     server.push(chat_stream("The codeword is noted."), chat_stream("PELICAN."))
-    first = ReplSettings(cwd=workspace, provider="openai", model="fake-model")
+    first = SessionOptions(cwd=workspace, provider="openai", model="fake-model")
     code, _out, repl = await repl_run(first, "the codeword is PELICAN\r/exit\r")
     assert code == 0 and repl.session_id is not None
     # No --provider, no -m, no Anthropic key: the recorded session's own.
     code, out, again = await repl_run(
-        ReplSettings(cwd=workspace, continue_=True), "what was the codeword?\r/exit\r"
+        SessionOptions(cwd=workspace, continue_=True), "what was the codeword?\r/exit\r"
     )
     assert code == 0 and again.session_id == repl.session_id, out
     assert "PELICAN." in out and "tasks need ANTHROPIC_API_KEY" not in out

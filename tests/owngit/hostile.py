@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agentcli.session.options import SessionOptions
 from agentcli.tasks import TaskResult
 from agentcli.testing import ScriptedModel, respond, text
-from agentcli.ui.run import RunOptions, build_manager
+from agentcli.ui.run import open_run_session
 from agentcli.ui.sessions import undo_command
 
 REAL_GIT = shutil.which("git") or "git"
@@ -203,12 +204,12 @@ async def run_one_task(
 ) -> TaskResult:
     """A task through the same wiring as `agentcli run` (build_manager), with a scripted model."""
     model = ScriptedModel([*(respond(call) for call in calls), respond(text("done"))])
-    options = RunOptions(task=None, cwd=workspace, permission_mode="yolo", accept=accept)
-    manager = build_manager(options, lambda _e: None, model_factory=lambda _name: model)
+    options = SessionOptions(task=None, cwd=workspace, permission_mode="yolo", accept=accept)
+    manager = open_run_session(options, lambda _e: None, model_factory=lambda _name: model)
     try:
         result = await manager.run_task("change things")
     finally:
-        manager.journal.release()  # type: ignore[attr-defined]
+        await manager.close()
     assert all(c["status"] == "succeeded" for c in result.tool_calls), result.tool_calls
     return result
 

@@ -12,12 +12,13 @@ from pathlib import Path
 
 from agentcli.owngit import decide, find_repo
 from agentcli.session import records
+from agentcli.session.options import SessionOptions
 from agentcli.snapshots import changed_files, take_snapshot
 from agentcli.store.db import connect
 from agentcli.store.sqlite import SqliteJournal
 from agentcli.tasks import TaskState
 from agentcli.testing import ScriptedModel, respond, text, tool_use
-from agentcli.ui.run import RunOptions, build_manager
+from agentcli.ui.run import open_run_session
 from tests.owngit.hostile import Hostile, arm, marker_script, plain_git, run_one_task, undo
 
 CHANGES = [
@@ -77,8 +78,8 @@ async def test_a_git_dir_planted_during_the_session_changes_nothing(
             respond(text("done")),
         ]
     )
-    options = RunOptions(task=None, cwd=workspace, permission_mode="yolo", accept=["true"])
-    manager = build_manager(options, lambda _e: None, model_factory=lambda _name: model)
+    options = SessionOptions(task=None, cwd=workspace, permission_mode="yolo", accept=["true"])
+    manager = open_run_session(options, lambda _e: None, model_factory=lambda _name: model)
     first = await manager.run_task("plant")
     assert (workspace / ".git" / "config").is_file()
     assert decide(workspace).repo is not None  # a new decision would now say "git"...
@@ -94,9 +95,9 @@ async def test_a_git_dir_planted_during_the_session_changes_nothing(
     assert kinds == {"files"}
     own = manager.session_id
     for _ in range(2):
-        records.undo(workspace, None, own_session=own, git=manager.repo_decision())
+        records.undo(workspace, None, own_session=own, git=manager.git)
     assert not (workspace / "b.txt").exists() and not (workspace / "c.txt").exists()
-    manager.journal.release()  # type: ignore[attr-defined]
+    await manager.close()
     assert sorted(p.name for p in markers.iterdir()) == []
     later = decide(workspace)  # a later session takes it for a repository: still nothing runs
     assert later.repo is not None

@@ -66,7 +66,7 @@ def test_version_loads_no_third_party_package(workspace: Path) -> None:
         # typer parses them (and builds a pydantic adapter per option: bench_startup keeps
         # their wall time against the 0.4 s target); nothing else heavy.
         (["sessions", "list"], 0, ("git", "rich")),
-        (["doctor"], 0, ("git", "rich", "asyncio")),
+        (["doctor"], 1, ("git", "rich", "asyncio")),  # 1: no API key here
         (["undo"], 1, ("rich",)),  # nothing to undo in a fresh workspace
     ],
     ids=lambda value: " ".join(value) if isinstance(value, list) else None,

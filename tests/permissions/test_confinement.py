@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.confinement import Confinement, Profile
 from agentcli.permissions import Decision, PermissionMode, Verdict
 from agentcli.permissions.setup import build_policy
-from agentcli.sandbox.profile import Confinement, Profile
 from agentcli.tools.base import PermissionTarget, Risk
 
 RO = Confinement(profile=Profile.READ_ONLY)

@@ -104,3 +104,18 @@ async def test_bang_runs_a_command_and_its_output_goes_with_the_next_message(
     sent = model.requests[0].messages[-1].text
     assert "`cat notes.txt;" in sent and "exited 3" in sent and "alpha" in sent
     assert sent.endswith("what failed?")
+
+
+async def test_bang_needs_no_session(workspace: Path) -> None:
+    """`!cmd` is the user's own command: it runs without opening a session (which would load
+    the loop, start MCP servers and snapshot the workspace first), as fast as their shell."""
+    drawn = io.StringIO()
+    with create_pipe_input() as pipe:
+        harness = Harness(workspace, ScriptedModel([]), pipe)
+        harness.repl.io["output"] = Vt100_Output(
+            drawn, lambda: Size(rows=24, columns=100), term="xterm"
+        )
+        pipe.send_text("!echo quick\r/exit\r")
+        assert await asyncio.wait_for(harness.repl.run(), 30) == 0
+    assert "  quick\n" in harness.text and "exit 0 · added to the context" in harness.text
+    assert harness.managers == []  # no session was opened

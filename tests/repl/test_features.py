@@ -18,13 +18,13 @@ from rich.console import Console
 from agentcli.config import data_home
 from agentcli.errors import SessionBusyError
 from agentcli.model import ModelRequest, ModelResponse
+from agentcli.session.options import SessionOptions
 from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.testing import FunctionModel, ScriptedModel, respond, text, tool_use
 from agentcli.ui.repl.app import Repl
-from agentcli.ui.repl.backend import build_repl_manager
-from agentcli.ui.repl.settings import ReplSettings
+from agentcli.ui.repl.backend import open_repl_session
 
 
 @pytest.fixture(autouse=True)
@@ -38,11 +38,11 @@ async def session(
     out = io.StringIO()
     with create_pipe_input() as pipe:
         repl = Repl(
-            ReplSettings(cwd=workspace),
+            SessionOptions(cwd=workspace),
             console=Console(file=out, width=80, markup=False, highlight=False),
             input=pipe,
             output=DummyOutput(),
-            build=functools.partial(build_repl_manager, model_factory=lambda _name: model),
+            build=functools.partial(open_repl_session, model_factory=lambda _name: model),
         )
         pipe.send_text(keys)
         assert await asyncio.wait_for(repl.run(), 30) == 0

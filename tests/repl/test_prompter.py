@@ -15,11 +15,11 @@ from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.output.vt100 import Vt100_Output
 from rich.console import Console
 
+from agentcli.confinement import UNCONFINED, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.permissions import Answer, PermissionRequest
-from agentcli.sandbox.profile import UNCONFINED, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.tools.base import PermissionTarget, Risk
 from agentcli.tools.edit_match import small_diff
-from agentcli.ui.prompter import TerminalPrompter
+from agentcli.ui.term.prompter import TerminalPrompter
 
 
 def request(*, rule: str | None = "shell(pytest *)", preview: str = "") -> PermissionRequest:

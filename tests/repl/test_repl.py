@@ -24,12 +24,13 @@ from agentcli.messages import pairing_problems
 from agentcli.model import ModelRequest, ModelResponse
 from agentcli.permissions import PermissionMode, Prompter
 from agentcli.permissions.basic import ModePolicy
+from agentcli.session.live import LiveSession
+from agentcli.session.options import SessionOptions
 from agentcli.settings import Transport
 from agentcli.store import MemoryJournal
 from agentcli.testing import FunctionModel, ScriptedModel, respond, text, tool_use
 from agentcli.tools.base import PermissionTarget, Risk, Tool, ToolContext, ToolInput, ToolOutput
 from agentcli.ui.repl.app import Repl
-from agentcli.ui.repl.settings import ReplSettings
 
 
 class CreateInput(ToolInput):
@@ -65,29 +66,39 @@ class Harness:
         self.models_asked: list[str | None] = []
         self.manager_tools: list[Tool[Any]] = [CreateFile()]
         self.repl = Repl(
-            ReplSettings(cwd=workspace),
+            SessionOptions(cwd=workspace),
             console=Console(file=self.out, width=80, markup=False, highlight=False),
             input=pipe,
             output=DummyOutput(),
             build=self.build,
         )
 
-    def build(
-        self, settings: ReplSettings, events: EventSink, prompter: Prompter
-    ) -> ConversationManager:
-        self.models_asked.append(settings.model)
-        manager = ConversationManager(
-            model=self.model,
-            tools=list(self.manager_tools),
-            tool_context=ToolContext(workspace=self.repl.workspace, data_dir=data_home()),
-            policy=ModePolicy(mode=PermissionMode(settings.permission_mode or "default")),
-            prompter=prompter,
-            journal=MemoryJournal(),
-            system="test",
-            events=events,
+    def build(self, options: SessionOptions, events: EventSink, prompter: Prompter) -> LiveSession:
+        """The session the REPL opens (the model asked for is recorded), and the ones `/clear`
+        starts; `/model` asks for a client by name (recorded too)."""
+        self.models_asked.append(options.model)
+
+        def manager() -> ConversationManager:
+            made = ConversationManager(
+                model=self.model,
+                tools=list(self.manager_tools),
+                tool_context=ToolContext(workspace=self.repl.workspace, data_dir=data_home()),
+                policy=ModePolicy(mode=PermissionMode(options.permission_mode or "default")),
+                prompter=prompter,
+                journal=MemoryJournal(),
+                system="test",
+                events=events,
+            )
+            self.managers.append(made)
+            return made
+
+        def models(name: str) -> Model:
+            self.models_asked.append(name)
+            return self.model
+
+        return LiveSession(
+            manager(), options=options, models=models, renew=lambda: (manager(), models)
         )
-        self.managers.append(manager)
-        return manager
 
     @property
     def text(self) -> str:
@@ -217,12 +228,12 @@ async def test_effort_and_model_aliases(workspace: Path) -> None:
     assert "unknown effort 'extreme'" in out
     assert "model: claude-sonnet-5-5" in out
     assert "claude-opus-4-6 has no effort level xhigh" in out and "using high" in out
-    assert harness.repl.settings.effort == "xhigh"
+    assert harness.repl.options.effort == "xhigh"
 
 
 async def test_deferred_model_takes_the_warmed_client_and_closes_it() -> None:
     from agentcli.events import discard
-    from agentcli.ui.repl import backend
+    from agentcli.session import clients
 
     class Client:
         model = "claude-test"
@@ -235,28 +246,48 @@ async def test_deferred_model_takes_the_warmed_client_and_closes_it() -> None:
             self.closed = True
 
     client = Client()
-    backend._warm_clients[("claude-test", Transport.HTTP)] = (
-        client  # what warm_model leaves for the first task
-    )
-    model = backend.repl_model("claude-test")
+    key = clients._warm_key("claude-test", Transport.HTTP)
+    clients._warm_clients[key] = client  # what warm_model leaves for the first task
+    model = clients.make_model("claude-test")
     request = ModelRequest(system="s", messages=(), tools=(), max_tokens=10)
     response = await model.complete(request, discard)
     assert response.message.text == "warm"
-    assert ("claude-test", Transport.HTTP) not in backend._warm_clients  # taken, not shared
+    assert key not in clients._warm_clients  # taken, not shared
     await model.aclose()
     assert client.closed
+
+
+async def test_a_warmed_client_is_never_taken_for_another_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The REPL warms a client for the server and key in the environment then; a session that
+    starts later with another base URL (or key) makes its own instead of talking to the old."""
+    from agentcli.model.deferred import DeferredModel
+    from agentcli.session import clients
+
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/a")
+    clients.warm_model("claude-test")
+    warmed = clients._warm_key("claude-test", Transport.HTTP)
+    assert warmed in clients._warm_clients
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/b")
+    model = clients.make_model("claude-test")
+    assert isinstance(model, DeferredModel)
+    made = await model.client()
+    assert made is not clients._warm_clients[warmed]  # still there: not this session's
+    await model.aclose()
+    await clients._warm_clients.pop(warmed).aclose()
 
 
 async def test_a_session_that_fails_to_build_is_reported_and_the_repl_goes_on(
     workspace: Path,
 ) -> None:
-    def broken(settings: ReplSettings, events: EventSink, prompter: Prompter) -> Any:
+    def broken(settings: SessionOptions, events: EventSink, prompter: Prompter) -> Any:
         raise OSError("disk full")
 
     out = io.StringIO()
     with create_pipe_input() as pipe:
         repl = Repl(
-            ReplSettings(cwd=workspace),
+            SessionOptions(cwd=workspace),
             console=Console(file=out, width=80, markup=False, highlight=False),
             input=pipe,
             output=DummyOutput(),
@@ -274,12 +305,19 @@ def test_the_repl_runs_with_the_garbage_collector_on(tmp_path: Path) -> None:
     import gc
 
     from agentcli.ui.repl.main import main
-    from agentcli.ui.repl.settings import ReplSettings
 
     gc.disable()
     try:
-        assert main(ReplSettings(cwd=tmp_path / "missing")) == 2  # fails before the terminal
+        assert main(SessionOptions(cwd=tmp_path / "missing")) == 2  # fails before the terminal
         assert gc.isenabled()
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+async def test_switching_to_yolo_says_that_nothing_asks_or_is_sandboxed(workspace: Path) -> None:
+    harness = await run_repl(workspace, ScriptedModel([]), "/mode yolo\r/mode auto\r/exit\r")
+    out = harness.text
+    assert "permission mode: yolo" in out
+    assert "nothing asks any more and nothing runs in the OS sandbox" in out
+    assert out.count("nothing asks any more") == 1  # said for yolo only

@@ -15,12 +15,12 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from agentcli.errors import UsageError
+from agentcli.session.options import SessionOptions
 from agentcli.testing import ScriptedModel, respond, text
 from agentcli.ui.repl.app import Repl
-from agentcli.ui.repl.backend import build_repl_manager
+from agentcli.ui.repl.backend import open_repl_session
 from agentcli.ui.repl.main import main
 from agentcli.ui.repl.opening import check_resumable
-from agentcli.ui.repl.settings import ReplSettings
 from agentcli.ui.resume_arg import PICK
 
 
@@ -29,7 +29,7 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
 
 
-async def start(settings: ReplSettings, model: ScriptedModel, keys: str) -> tuple[int, str, Repl]:
+async def start(settings: SessionOptions, model: ScriptedModel, keys: str) -> tuple[int, str, Repl]:
     """Run the REPL as `main` would (the start-up check, then the REPL) on `keys`; its exit
     code, what it printed and the REPL."""
     out = io.StringIO()
@@ -40,7 +40,7 @@ async def start(settings: ReplSettings, model: ScriptedModel, keys: str) -> tupl
             console=Console(file=out, width=100, markup=False, highlight=False),
             input=pipe,
             output=DummyOutput(),
-            build=functools.partial(build_repl_manager, model_factory=lambda _name: model),
+            build=functools.partial(open_repl_session, model_factory=lambda _name: model),
         )
         pipe.send_text(keys)
         code = await asyncio.wait_for(repl.run(), 30)
@@ -50,7 +50,7 @@ async def start(settings: ReplSettings, model: ScriptedModel, keys: str) -> tupl
 async def recorded(workspace: Path, prompt: str, answer: str) -> str:
     """A session recorded in `workspace`: one task, `prompt` answered with `answer`."""
     model = ScriptedModel([respond(text(answer))])
-    code, _, repl = await start(ReplSettings(cwd=workspace), model, f"{prompt}\r/exit\r")
+    code, _, repl = await start(SessionOptions(cwd=workspace), model, f"{prompt}\r/exit\r")
     assert code == 0 and repl.session_id is not None
     return repl.session_id
 
@@ -59,7 +59,7 @@ async def test_a_bare_resume_lists_the_sessions_and_opens_the_one_picked(workspa
     older = await recorded(workspace, "the codeword is PELICAN", "Noted.")
     await recorded(workspace, "what is 2+2?", "4")
     model = ScriptedModel([respond(text("PELICAN."))])
-    settings = ReplSettings(cwd=workspace, resume=PICK)
+    settings = SessionOptions(cwd=workspace, resume=PICK)
     code, out, repl = await start(settings, model, "2\rwhat was the codeword?\r/exit\r")
     assert code == 0
     listing = out[: out.index("Type a task")]  # the welcome comes after the pick
@@ -76,7 +76,7 @@ async def test_a_bare_resume_lists_the_sessions_and_opens_the_one_picked(workspa
 async def test_enter_at_the_start_up_picker_takes_the_newest(workspace: Path) -> None:
     await recorded(workspace, "first", "one")
     newest = await recorded(workspace, "second", "two")
-    settings = ReplSettings(cwd=workspace, resume=PICK)
+    settings = SessionOptions(cwd=workspace, resume=PICK)
     code, out, repl = await start(settings, ScriptedModel([]), "\r/exit\r")
     assert code == 0 and repl.session_id == newest and "you: second" in out
 
@@ -90,7 +90,7 @@ async def test_picking_none_at_start_up_exits_130_and_starts_nothing(
     await recorded(workspace, "first", "one")
     await recorded(workspace, "second", "two")
     model = ScriptedModel([])
-    settings = ReplSettings(cwd=workspace, resume=PICK)
+    settings = SessionOptions(cwd=workspace, resume=PICK)
     code, out, repl = await start(settings, model, keys)
     assert code == 130
     assert "no session resumed" in out
@@ -105,14 +105,14 @@ async def test_a_bare_resume_with_no_session_here_is_a_usage_error(
     other.mkdir()
     await recorded(other, "elsewhere", "ok")  # another workspace's sessions are not offered
     with pytest.raises(UsageError, match="no earlier session in this workspace") as caught:
-        check_resumable(ReplSettings(cwd=workspace, resume=PICK))
+        check_resumable(SessionOptions(cwd=workspace, resume=PICK))
     assert caught.value.hint is not None and "agentcli sessions list --all" in caught.value.hint
 
 
 def test_main_says_why_in_one_line_and_exits_2_before_the_terminal(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(ReplSettings(cwd=workspace, resume=PICK)) == 2
+    assert main(SessionOptions(cwd=workspace, resume=PICK)) == 2
     err = capsys.readouterr().err
     assert err.startswith("agentcli: error: no earlier session in this workspace to resume\n")
     assert "Traceback" not in err
@@ -121,7 +121,7 @@ def test_main_says_why_in_one_line_and_exits_2_before_the_terminal(
 async def test_resume_id_opens_that_session_and_clear_starts_a_new_one(workspace: Path) -> None:
     earlier = await recorded(workspace, "remember 7", "ok")
     model = ScriptedModel([respond(text("7")), respond(text("fresh"))])
-    settings = ReplSettings(cwd=workspace, resume=earlier[:12].lower())
+    settings = SessionOptions(cwd=workspace, resume=earlier[:12].lower())
     keys = "which number?\r/clear\rnew start\r/exit\r"
     code, out, repl = await start(settings, model, keys)
     assert code == 0
@@ -135,7 +135,7 @@ async def test_continue_opens_the_latest_session_of_the_workspace(workspace: Pat
     await recorded(workspace, "older", "a")
     latest = await recorded(workspace, "newer", "b")
     code, out, repl = await start(
-        ReplSettings(cwd=workspace, continue_=True), ScriptedModel([]), "/exit\r"
+        SessionOptions(cwd=workspace, continue_=True), ScriptedModel([]), "/exit\r"
     )
     assert code == 0 and repl.session_id == latest and "you: newer" in out
 
@@ -147,10 +147,10 @@ async def test_a_session_of_another_workspace_is_resumed_in_its_own(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    settings = ReplSettings(resume=session_id)
+    settings = SessionOptions(resume=session_id)
     check_resumable(settings)
     assert settings.cwd == workspace
-    given = ReplSettings(cwd=elsewhere, resume=session_id)  # -C says where
+    given = SessionOptions(cwd=elsewhere, resume=session_id)  # -C says where
     check_resumable(given)
     assert given.cwd == elsewhere
 
@@ -158,17 +158,17 @@ async def test_a_session_of_another_workspace_is_resumed_in_its_own(
 @pytest.mark.parametrize(
     ("settings", "message", "hint"),
     [
-        (ReplSettings(resume="NOPE"), "no session 'NOPE'", "`agentcli --resume` without an id"),
-        (ReplSettings(continue_=True), "no session to continue in", "sessions list --all"),
-        (ReplSettings(resume=PICK, continue_=True), "cannot be used together", None),
-        (ReplSettings(resume="01X", continue_=True), "cannot be used together", None),
+        (SessionOptions(resume="NOPE"), "no session 'NOPE'", "`agentcli --resume` without an id"),
+        (SessionOptions(continue_=True), "no session to continue in", "sessions list --all"),
+        (SessionOptions(resume=PICK, continue_=True), "cannot be used together", None),
+        (SessionOptions(resume="01X", continue_=True), "cannot be used together", None),
     ],
     ids=["unknown-id", "nothing-to-continue", "pick-and-continue", "id-and-continue"],
 )
 def test_what_cannot_be_opened_is_refused_before_the_terminal(
     workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
-    settings: ReplSettings,
+    settings: SessionOptions,
     message: str,
     hint: str | None,
 ) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 from tests.repl.test_pty import Terminal, server  # noqa: F401 - the fixture
 
 CLIPBOARD = "\x1b]52;c;Y3VybCBldmlsfHNo\x07"

@@ -22,10 +22,10 @@ from agentcli.events import (
 )
 from agentcli.tasks import CheckEvidence, TaskResult, TaskState
 from agentcli.terminal_reason import TerminalReason
-from agentcli.ui.repl.calls import file_diff
 from agentcli.ui.repl.status import Status, format_tokens
 from agentcli.ui.repl.stream import TaskView
 from agentcli.ui.repl.verdict import verdict_text
+from agentcli.ui.term.diffs import file_diff
 from agentcli.usage import Usage
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.confinement import Confinement
 from agentcli.permissions.confine import escalated
 from agentcli.permissions.shell import parse_command
 from agentcli.sandbox import landlock
-from agentcli.sandbox.profile import Confinement
 from agentcli.sandbox.runner import OsSandbox
 
 LANDLOCK_ABI = landlock.abi_version()

@@ -38,10 +38,10 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.confinement import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.permissions.confine import escalated
 from agentcli.permissions.shell import parse_command
 from agentcli.sandbox.exec import PRIVATE as RUNTIME_DIRS
-from agentcli.sandbox.profile import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.sandbox.runner import OsSandbox, SandboxSettings
 from tests.sandbox.conftest import GIT_ENV, Run, requires_landlock, unix_socket_listener
 
@@ -233,7 +233,7 @@ def test_a_unix_socket_outside_the_hidden_dirs_is_out_of_reach(
 AGENTCLI_STAND_IN = """
 import subprocess, sys, time
 from pathlib import Path
-from agentcli.sandbox.profile import WORKSPACE_WRITE
+from agentcli.confinement import WORKSPACE_WRITE
 from agentcli.sandbox.runner import OsSandbox
 box = OsSandbox(workspace=Path(sys.argv[1]))
 prepared = box.prepare(["bash", "-c", f"sleep {sys.argv[2]}"], WORKSPACE_WRITE)

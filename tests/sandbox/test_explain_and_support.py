@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.confinement import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.permissions import PermissionMode
 from agentcli.permissions.confine import escalated
 from agentcli.permissions.setup import build_permissions
 from agentcli.permissions.shell import parse_command
 from agentcli.sandbox.explain import GIT_WAY_OUT, SandboxLimits, explain
-from agentcli.sandbox.profile import READ_ONLY, WORKSPACE_WRITE, Confinement, Profile
 from agentcli.sandbox.support import SandboxSupport, probe_support, sandbox_report
 from agentcli.settings import Settings
 from agentcli.tools.base import ToolContext

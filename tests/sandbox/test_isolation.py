@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.sandbox import exec as helper
-from agentcli.sandbox.profile import (
+from agentcli.confinement import (
     LEFTOVERS_NOTE,
     READ_ONLY,
     WORKSPACE_WRITE,
     Confinement,
     Profile,
 )
+from agentcli.sandbox import exec as helper
 from agentcli.sandbox.runner import OsSandbox, SandboxSettings
 from tests.sandbox.conftest import Run, requires_landlock, unix_socket_listener
 

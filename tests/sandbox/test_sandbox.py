@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.sandbox.profile import WORKSPACE_WRITE
+from agentcli.confinement import WORKSPACE_WRITE
 from agentcli.sandbox.runner import OsSandbox, SandboxSettings
 from tests.sandbox.conftest import Run, requires_landlock
 

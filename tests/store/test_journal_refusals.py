@@ -199,15 +199,15 @@ async def test_the_repl_says_the_journal_is_broken_and_goes_on(
     from prompt_toolkit.output import DummyOutput
     from rich.console import Console
 
+    from agentcli.session.options import SessionOptions
     from agentcli.ui.repl.app import Repl
-    from agentcli.ui.repl.settings import ReplSettings
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
     path, says, before = broken
     out = io.StringIO()
     with create_pipe_input() as pipe:
         repl = Repl(
-            ReplSettings(cwd=workspace),
+            SessionOptions(cwd=workspace),
             console=Console(file=out, width=400, markup=False, highlight=False),
             input=pipe,
             output=DummyOutput(),

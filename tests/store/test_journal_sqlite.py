@@ -16,7 +16,9 @@ from agentcli.call_records import CallStatus
 from agentcli.errors import SessionBusyError
 from agentcli.messages import Message, pairing_problems
 from agentcli.permissions import PermissionMode
-from agentcli.session.opening import find_resumed, open_session, resume_into
+from agentcli.session.live import LiveSession
+from agentcli.session.opening import find_resumed, open_session
+from agentcli.session.options import SessionOptions
 from agentcli.store import db, queries, schema
 from agentcli.store.db import connect, migrate
 from agentcli.store.lock import SessionLock
@@ -222,12 +224,13 @@ async def test_a_live_session_can_switch_to_a_recorded_one(
     model = ScriptedModel([respond(text("first answer")), respond(text("second answer"))])
     await manager_factory(model, workspace, earlier.journal).run_task("first question")
     earlier.journal.release()
-    live = manager_factory(
+    manager = manager_factory(
         model, workspace, open_session(None, workspace=workspace, model="m").journal
     )
+    live = LiveSession(manager, options=SessionOptions(cwd=workspace), models=lambda _n: model)
     left = live.session_id
-    opened = resume_into(live, None)  # no id: the latest session with messages here
-    assert live.session_id == earlier.session_id == opened.session_id
+    live.resume(None)  # no id: the latest session with messages here
+    assert live.session_id == earlier.session_id
     assert [m.text for m in live.messages] == ["first question", "first answer"]
     await live.run_task("second question")
     assert len(queries.load_messages(conn, earlier.session_id)) == 4
@@ -240,16 +243,20 @@ async def test_resuming_a_busy_session_leaves_the_live_one_as_it_was(
     workspace: Path, manager_factory: Any
 ) -> None:
     busy = open_session(None, workspace=workspace, model="m")  # used by "another process"
-    live = manager_factory(
+    manager = manager_factory(
         ScriptedModel([]), workspace, open_session(None, workspace=workspace, model="m").journal
     )
-    journal, session_id = live.journal, live.session_id
+    live = LiveSession(
+        manager, options=SessionOptions(cwd=workspace), models=lambda _n: ScriptedModel([])
+    )
+    journal, session_id = manager.journal, live.session_id
     with pytest.raises(SessionBusyError, match=f"session {busy.session_id} is in use"):
-        resume_into(live, busy.session_id)
-    assert (live.journal, live.session_id) == (journal, session_id)
+        live.resume(busy.session_id)
+    assert (manager.journal, live.session_id) == (journal, session_id)
     with pytest.raises(SessionBusyError):  # and it still holds its own
         SessionLock.acquire(session_id)
-    assert resume_into(live, session_id).journal is journal  # its own: nothing to reopen
+    live.resume(session_id)  # its own: nothing to reopen
+    assert manager.journal is journal
 
 
 def test_a_workspace_and_prompt_that_are_not_utf8_are_kept_exactly(

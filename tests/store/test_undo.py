@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentcli import checkpoints
-from agentcli.errors import SessionBusyError
+from agentcli.errors import SessionBusyError, UndoError, UsageError
 from agentcli.owngit.repo import private_dir_for
 from agentcli.permissions import PermissionMode
 from agentcli.session import records
@@ -252,7 +252,8 @@ async def test_a_failed_checkpoint_does_not_stop_the_task_and_undo_says_why(
     assert (workspace / "new.txt").read_text() == "x\n"
     code, _, err = undo(workspace)
     assert code == 1
-    assert f"task {task_id} cannot be undone: its checkpoint failed" in err
+    assert f"task {task_id} ('change things', session " in err
+    assert "cannot be undone: its checkpoint failed" in err
     assert (workspace / "new.txt").exists()
 
 
@@ -324,3 +325,50 @@ async def test_a_tool_pre_image_of_a_name_that_is_not_utf8_is_kept(
     await run_task(manager_factory, workspace, *NOT_UTF8_CALLS[1:])
     assert undo(workspace)[0] == 0
     assert named(workspace, b"old-\xfe.txt").read_bytes() == b"old\n"
+
+
+async def test_an_unknown_task_is_a_usage_error_and_a_task_that_changed_nothing_says_so(
+    workspace: Path, manager_factory: Any
+) -> None:
+    seed(workspace)
+    git(workspace, "init", "-q")
+    with pytest.raises(UsageError, match="no such task: nope"):
+        undo(workspace, "nope")
+    nothing = await run_task(
+        manager_factory, workspace, tool_use("read_file", {"path": "keep.txt"})
+    )
+    code, _, err = undo(workspace, nothing)
+    assert code == 1
+    assert f"task {nothing} ('change things', session " in err and "changed no files" in err
+
+
+async def test_a_refusal_names_the_task_by_its_prompt_and_session(
+    workspace: Path, manager_factory: Any
+) -> None:
+    seed(workspace)
+    git(workspace, "init", "-q")
+    task = await run_task(
+        manager_factory, workspace, tool_use("shell", {"command": "echo A > a.txt"})
+    )
+    (workspace / "a.txt").write_text("mine\n")  # the user's own change since
+    code, _, err = undo(workspace)
+    assert code == 1
+    session = connect().execute("SELECT session_id FROM tasks WHERE id = ?", (task,)).fetchone()[0]
+    assert f"refusing to undo task {task} ('change things', session {session})" in err
+
+
+async def test_undo_in_a_session_stays_in_that_session(
+    workspace: Path, manager_factory: Any
+) -> None:
+    """The REPL's /undo walks back its own session's tasks; an older session's are not its
+    to reach into without naming one."""
+    seed(workspace)
+    git(workspace, "init", "-q")
+    await run_task(manager_factory, workspace, tool_use("shell", {"command": "echo A > a.txt"}))
+    mine = open_session(None, workspace=workspace, model="scripted")
+    try:
+        with pytest.raises(UndoError, match="nothing left to undo in this session"):
+            records.undo(workspace, None, own_session=mine.session_id)
+    finally:
+        mine.release()
+    assert (workspace / "a.txt").read_text() == "A\n"  # the other session's change stays

@@ -16,7 +16,7 @@ VOCABULARY = frozenset(
         "agentcli.terminal_reason",
         "agentcli.call_records",
         "agentcli.vocabulary",
-        "agentcli.sandbox.profile",
+        "agentcli.confinement",
         "agentcli.fsnames",
     }
 )

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from agentcli.config import flags_of, load_settings
+from agentcli.environment import scrubbed, without_own_credentials
 from agentcli.owngit.command import environment as git_environment
-from agentcli.sandbox.environment import scrubbed, without_own_credentials
 from agentcli.session.openai_model import openai_factory
 from agentcli.settings import Settings
 

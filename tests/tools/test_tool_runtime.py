@@ -396,3 +396,13 @@ async def test_a_user_tool_from_the_public_api(make_harness: Any) -> None:
     record = await harness.call("lookup_ticket", ticket="ABC-1")
     assert record.result_text == "ABC-1: open" and record.source == {"ticket": "ABC-1"}
     assert record.risk == "external"
+
+
+async def test_a_read_is_summarized_by_its_lines_not_by_the_file_s_first_line(
+    harness: Any, workspace: Path
+) -> None:
+    """A progress line (and stream-json's `summary`) said `1\tprint('hi')` for a read."""
+    (workspace / "a.py").write_text("print('hi')\nprint('there')\n")
+    await harness.call("read_file", path="a.py")
+    (finished,) = [e for e in harness.events if isinstance(e, ToolCallFinished)]
+    assert finished.summary == "lines 1-2 of 2"

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from agentcli.call_records import CallStatus
+from agentcli.confinement import WORKSPACE_WRITE, Confinement, PreparedCommand
 from agentcli.errors import ToolError, ToolErrorKind
-from agentcli.sandbox.profile import WORKSPACE_WRITE, Confinement, PreparedCommand
 from agentcli.tools.base import EXCLUSIVE, Resources, ToolContext
 from agentcli.tools.shell import Shell, ShellInput, is_read_only_command
 

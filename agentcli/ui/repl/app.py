@@ -14,11 +14,11 @@ accident.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from prompt_toolkit.application import get_app_or_none
@@ -30,27 +30,27 @@ from rich.text import Text
 from agentcli.errors import UsageError
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.provider import Provider
+from agentcli.session.options import SessionOptions
 from agentcli.ui.repl import commands
 from agentcli.ui.repl.bang import with_context
 from agentcli.ui.repl.call_log import ShowLatestCall, show_call
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
 from agentcli.ui.repl.opening import open_first
 from agentcli.ui.repl.preload import Preloader
-from agentcli.ui.repl.settings import ReplSettings
 from agentcli.ui.repl.status import Status
 from agentcli.ui.repl.terminal import quiet_terminal, signal_handler
 from agentcli.ui.repl.welcome import has_api_key
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
-    from agentcli.conversation import ConversationManager
     from agentcli.events import EventSink
     from agentcli.owngit import RepoDecision
     from agentcli.permissions import Prompter
+    from agentcli.session.live import LiveSession
     from agentcli.tasks import TaskResult
     from agentcli.ui.repl.stream import TaskView
 
-    SessionBuilder = Callable[["ReplSettings", EventSink, Prompter], ConversationManager]
+    SessionBuilder = Callable[[SessionOptions, EventSink, Prompter], LiveSession]
 
 T = TypeVar("T")
 HISTORY_FILE = "repl_history"
@@ -61,7 +61,7 @@ FORCE_QUIT_PRESSES = 3
 class Repl:
     def __init__(
         self,
-        settings: ReplSettings,
+        options: SessionOptions,
         *,
         console: Console,
         input: Input | None = None,
@@ -69,27 +69,28 @@ class Repl:
         preloader: Preloader | None = None,
         build: SessionBuilder | None = None,
     ) -> None:
-        self.settings = settings
+        self.options = options
+        """What the REPL was started with; `/model`, `/mode`, `/effort` and `/accept` change
+        it for the sessions started later (`/clear`)."""
         self._build = build
         self.console = console
-        self.workspace = resolve_workspace(settings.cwd)
+        self.workspace = resolve_workspace(options.cwd)
         # Shown until the session exists; then the session's own settings are shown. A broken
         # config file or option is a usage error now, before the first prompt.
-        resolved = settings.resolve(self.workspace)
+        resolved = options.resolve(self.workspace)
         self.status = Status(model=resolved.model, mode=resolved.permission_mode.value)
         self.transport = resolved.api.transport
         self.needs_anthropic_key = resolved.provider is Provider.ANTHROPIC  # else checked later
         self.exiting = False
         self.preloader = preloader or Preloader(then=self._warm_model)
         self.io: dict[str, Any] = {"input": input, "output": output}
-        self._manager: ConversationManager | None = None
+        self._live: LiveSession | None = None
         self._view: TaskView | None = None
         self._task: asyncio.Task[Any] | None = None
         self.last_result: TaskResult | None = None
         self.shell_notes: list[str] = []
         self._draft = ""
         self._sigints = 0
-        self._retired: list[object] = []
         self.session = make_session(
             history=open_history(data_home() / HISTORY_FILE),
             completer=ReplCompleter(
@@ -114,52 +115,30 @@ class Repl:
     def usage_error(self, exc: UsageError) -> None:
         self.error(f"error: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""))
 
-    def _retire(self, model: object) -> None:
-        """A model client no longer used; its connections are closed when the REPL exits."""
-        self._retired.append(model)
-
     def new_session(self) -> None:
-        if self._manager is not None:
-            self._retire(self._manager.model)
-        self._leave_session()
-        self._manager = None
+        """Start a new session (`/clear`); UsageError (this one stays) if it cannot be."""
+        if self._live is not None:
+            self._live.clear()
+        else:
+            self.options.resume, self.options.continue_ = None, False
         self.last_result = None
         self.status.reset_session()
 
     def set_model(self, name: str) -> None:
-        self.settings.model = name
+        self.options.model = name
         self.status.model = name
-        if self._manager is not None:
-            from agentcli.ui.repl.backend import repl_model
-
-            self._retire(self._manager.model)
-            self._manager.model = repl_model(name, self._manager.settings.api.transport)
-            self._record_setting(model=name)
+        if self._live is not None:
+            self._live.switch_model(name)
 
     def set_mode(self, mode: str) -> None:
         """Switch the permission mode now; raises UsageError for a broken config."""
-        self.settings.permission_mode = mode
+        self.options.permission_mode = mode
         self.status.mode = mode
-        if self._manager is not None:
+        if self._live is not None:
             from agentcli.permissions import PermissionMode
-            from agentcli.session.build import switch_mode
 
-            for notice in switch_mode(self._manager, PermissionMode(mode)):
+            for notice in self._live.switch_mode(PermissionMode(mode)):
                 self.console.print(Text(f"  {visible(notice)}", style="yellow"))
-            self._record_setting(permission_mode=mode)
-
-    def _record_setting(self, **change: str) -> None:
-        """Keep the journal's record of the session's settings true (resume reads it)."""
-        record = getattr(self._manager.journal if self._manager else None, "settings", None)
-        if callable(record):
-            record(**change)
-
-    def _leave_session(self) -> None:
-        """Let go of the session's lock (/clear, exit): another process may resume it now."""
-        if self._manager is not None:
-            from agentcli.session.opening import leave_session
-
-            leave_session(self._manager)
 
     @property
     def view(self) -> TaskView | None:
@@ -167,59 +146,67 @@ class Repl:
 
     @property
     def session_id(self) -> str | None:
-        return self._manager.session_id if self._manager is not None else None
+        return self._live.session_id if self._live is not None else None
 
     @property
     def git(self) -> RepoDecision | None:
         """The session's decision whether the workspace is a git repository (None before a
         session exists: then whoever needs one decides for itself, once)."""
-        return self._manager.repo_decision() if self._manager is not None else None
+        return self._live.git if self._live is not None else None
 
-    async def switch_session(self, session_id: str) -> ConversationManager | None:
+    async def switch_session(self, session_id: str) -> LiveSession | None:
         """Continue the recorded session `session_id` (recovered first) in place of the current
         one; the model and permission mode stay what they are now. None after saying why not."""
-        manager = await self.manager_or_none()
-        if manager is None:
+        live = await self.session_or_none()
+        if live is None:
             return None
-        from agentcli.session.opening import resume_into
-
         try:
-            resume_into(manager, session_id, self._view)
+            live.resume(session_id, self._view)
         except UsageError as exc:
             self.usage_error(exc)
             return None
-        self._record_setting(model=self.status.model, permission_mode=self.status.mode)
         self.last_result = None
         self.status.reset_session()
-        return manager
+        return live
 
-    async def manager_or_none(self) -> ConversationManager | None:
-        """The current session, built on first use; None (after saying why) if it cannot be."""
-        if self._manager is None:
+    async def session_or_none(self) -> LiveSession | None:
+        """The current session, opened on first use; None (after saying why) if it cannot be."""
+        if self._live is None:
             try:
-                self._manager = await self._build_manager()
+                self._live = await self._open_session()
             except UsageError as exc:
                 self.usage_error(exc)
                 return None
-        return self._manager
+        return self._live
 
-    async def _build_manager(self) -> ConversationManager:
+    async def view_now(self) -> TaskView:
+        """The live view tasks and `!command`s draw on, made on first use (no session needed)."""
+        if self._view is None:
+            stream = await self.preloader.load("agentcli.ui.repl.stream")
+            self._view = stream.TaskView(
+                self.console, self.status, self.workspace, watch_escape=self.io["input"] is None
+            )
+        return self._view
+
+    @property
+    def data_dir(self) -> Path:
+        """Where the REPL's spill files go: the session's data dir, or before a session exists
+        (a `!command` needs none) the user shell's own."""
+        return self._live.data_dir if self._live is not None else data_home() / "user-shell"
+
+    async def _open_session(self) -> LiveSession:
         backend = await self.preloader.load("agentcli.ui.repl.backend")
-        stream = await self.preloader.load("agentcli.ui.repl.stream")
-        prompter_module = await self.preloader.load("agentcli.ui.prompter")
-        view = stream.TaskView(
-            self.console, self.status, self.workspace, watch_escape=self.io["input"] is None
-        )
+        prompter_module = await self.preloader.load("agentcli.ui.term.prompter")
+        view = await self.view_now()
         prompter = prompter_module.TerminalPrompter(
             self.console, suspend=view.paused, previewed=view.previewed, **self.io
         )
-        build = self._build or backend.build_repl_manager
-        manager = build(self.settings, view, prompter)
-        self._view = view
-        self.status.model = manager.model.model
-        self.needs_anthropic_key = manager.settings.provider is Provider.ANTHROPIC  # resumed
-        self.status.mode = backend.mode_of(manager, self.status.mode)
-        return manager
+        build = self._build or backend.open_repl_session
+        live = build(self.options, view, prompter)
+        self.status.model = live.model
+        self.needs_anthropic_key = live.settings.provider is Provider.ANTHROPIC  # resumed
+        self.status.mode = live.mode.value
+        return live
 
     # -- the loop --------------------------------------------------------------------------
     def _first_render(self, _app: object) -> None:
@@ -228,7 +215,7 @@ class Repl:
 
     def _warm_model(self) -> None:
         if self._build is None and self.needs_anthropic_key:  # the real builder's client
-            from agentcli.ui.repl.backend import warm_model
+            from agentcli.session.clients import warm_model
 
             warm_model(self.status.model, self.transport)
 
@@ -254,17 +241,9 @@ class Repl:
                         break
                     await self.handle(line)
             finally:
-                await self._close_models()
-                self._leave_session()
+                if self._live is not None:
+                    await self._live.close()
         return 0
-
-    async def _close_models(self) -> None:
-        models = [*self._retired, self._manager.model if self._manager else None]
-        for model in models:
-            close = getattr(model, "aclose", None)
-            if close is not None:
-                with contextlib.suppress(Exception):
-                    await close()
 
     async def _read_line(self) -> str | None:
         draft, self._draft = self._draft, ""
@@ -303,18 +282,18 @@ class Repl:
                 "and start agentcli again (your message is in the history: press ↑)"
             )
             return
-        manager = await self.manager_or_none()
-        if manager is None:
+        live = await self.session_or_none()
+        if live is None:
             return
         self.status.task_began()
         if self._view is not None:
             self._view.begin_task()
         message = with_context(self.shell_notes, prompt)
-        result, cancelled = await self.run_cancellable(manager.run_task(message))
+        result, cancelled = await self.run_cancellable(live.run_task(message))
         if cancelled:
-            from agentcli.ui.run import aborted_result
+            from agentcli.tasks import aborted_before_start
 
-            result = aborted_result(manager)
+            result = aborted_before_start(live.session_id)
         if self._view is not None and self._view.escape.take_pressed():
             self._draft = prompt  # Esc: the message is back at the prompt, to edit or resend
         self.last_result = result
@@ -323,7 +302,7 @@ class Repl:
         view = self._view
         proposed, executed = (view.proposed, view.executed) if view else (0, 0)
         report_task(self.console, self.status, result, proposed=proposed, executed=executed)
-        policy_notices(self.console, manager.policy)
+        policy_notices(self.console, live.take_notices())
 
     async def run_cancellable(self, work: Coroutine[Any, Any, T]) -> tuple[T | None, bool]:
         """Run `work` as a task that Ctrl-C cancels, with the live view on screen.
@@ -355,7 +334,7 @@ class Repl:
 
     def _internal_error(self, exc: BaseException) -> None:
         """A bug, not a task outcome: one line for the user, the traceback in a log file."""
-        from agentcli.ui.errorlog import log_internal_error
+        from agentcli.ui.term.errorlog import log_internal_error
 
         log = log_internal_error(exc, ERROR_LOG)
         where = f" (details in {log})" if log is not None else ""

@@ -5,7 +5,7 @@ The command is the user's own, typed at their own prompt, so it runs as they wou
 their shell: unconfined, without a permission question, with `$SHELL -c` (or `/bin/sh`) in the
 workspace, stdin closed, agentcli's own credentials removed from the environment. Ctrl-C (or
 Esc) stops it and its whole process group, as it does a task. Its output is shown with every
-control character escaped (`agentcli.ui.safe`) and kept, capped, for the next message.
+control character escaped (`agentcli.ui.term.safe`) and kept, capped, for the next message.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from rich.text import Text
 
 from agentcli.tools.output import HeadTailCollector, new_spill_path
 from agentcli.tools.process_group import run_in_group
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.host import ReplHost as Repl
@@ -58,11 +58,8 @@ async def run_command(repl: Repl, command: str) -> None:
     if not command.strip():
         repl.error("type a command after !, e.g. !git status")
         return
-    manager = await repl.manager_or_none()
-    if manager is None:
-        return
-    data_dir = manager.tool_context.data_dir
-    collector = HeadTailCollector(CONTEXT_BYTES, new_spill_path(data_dir, "user-shell"))
+    await repl.view_now()  # the command is the user's: it needs no session to run
+    collector = HeadTailCollector(CONTEXT_BYTES, new_spill_path(repl.data_dir, "user-shell"))
     repl.console.print(Text(f"  $ {visible(command, keep='')}", style="bold"), soft_wrap=True)
     result, cancelled = await repl.run_cancellable(
         run_in_group(

@@ -1,7 +1,7 @@
 """`/calls` and `/show`: every tool call of the session, and any one of them in full.
 
 The transcript shows one line per call; its whole output (what the model received) is read back
-from the conversation and opened in the in-terminal pager (`agentcli.ui.pager`), so nothing
+from the conversation and opened in the in-terminal pager (`agentcli.ui.term.pager`), so nothing
 needs leaving the REPL. Ctrl-O at the prompt opens the latest call the same way and keeps
 whatever was typed.
 """
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from agentcli.messages import ToolResultBlock, ToolUseBlock
-from agentcli.ui.pager import page
 from agentcli.ui.repl.calls import call_target
-from agentcli.ui.safe import visible
+from agentcli.ui.term.pager import page
+from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.host import ReplHost as Repl
@@ -66,8 +66,8 @@ def logged_calls(messages: list[Any]) -> list[LoggedCall]:
 
 
 async def _calls_of(repl: Repl) -> list[LoggedCall]:
-    manager = await repl.manager_or_none()
-    return [] if manager is None else logged_calls(list(manager.messages))
+    live = await repl.session_or_none()
+    return [] if live is None else logged_calls(list(live.messages))
 
 
 async def list_calls(repl: Repl, arg: str) -> None:

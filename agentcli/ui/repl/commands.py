@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -18,6 +18,7 @@ from rich.text import Text
 from agentcli.catalogue import CATALOGUE, EFFORTS, Catalogue, Effort, choice_notices
 from agentcli.errors import UsageError
 from agentcli.ui.repl import bang, call_log, features
+from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.host import ReplHost as Repl
@@ -80,7 +81,7 @@ def _catalogue(repl: Repl) -> Catalogue:
     """The catalogue with the config files' `[models]` (the built-in one if they are broken:
     that is reported when a session starts)."""
     try:
-        return repl.settings.resolve(repl.workspace).catalogue()
+        return repl.options.resolve(repl.workspace).catalogue()
     except UsageError:
         return CATALOGUE
 
@@ -97,16 +98,16 @@ async def _model(repl: Repl, arg: str) -> None:
     name = catalogue.resolve(arg)
     repl.set_model(name)
     repl.say(f"model: {name}")
-    for notice in choice_notices(catalogue.lookup(name), _effort_now(repl)):
+    for notice in choice_notices(catalogue.lookup(name), _effort_now(repl), catalogue):
         repl.say(notice)
 
 
 def _effort_now(repl: Repl) -> Effort | None:
     """The effort asked for now: /effort or --effort, else the config's (None: the model's)."""
-    if repl.settings.effort is not None:
-        return Effort(repl.settings.effort)
+    if repl.options.effort is not None:
+        return Effort(repl.options.effort)
     try:
-        return repl.settings.resolve(repl.workspace).effort
+        return repl.options.resolve(repl.workspace).effort
     except UsageError:
         return None
 
@@ -123,11 +124,11 @@ async def _effort(repl: Repl, arg: str) -> None:
         repl.error(f"unknown effort {arg!r}; one of {', '.join(EFFORTS)}")
         return
     level = Effort(arg)
-    repl.settings.effort = level.value
+    repl.options.effort = level.value
     if repl.session_id is not None:  # the running session's next requests use it too
-        manager = await repl.manager_or_none()
-        if manager is not None:
-            manager.loop_settings = replace(manager.loop_settings, effort=level)
+        live = await repl.session_or_none()
+        if live is not None:
+            live.set_effort(level)
     repl.say(f"effort: {level}")
     for notice in choice_notices(spec, level):
         repl.say(notice)
@@ -146,6 +147,11 @@ async def _mode(repl: Repl, arg: str) -> None:
         repl.error(f"error: {exc.message}")
         return
     repl.say(f"permission mode: {arg}")
+    if arg == "yolo":
+        repl.error(
+            "⚠ yolo: nothing asks any more and nothing runs in the OS sandbox: every write and "
+            "every command the model proposes runs at once, as you (/mode default goes back)"
+        )
 
 
 async def _cost(repl: Repl, arg: str) -> None:
@@ -161,29 +167,32 @@ async def _cost(repl: Repl, arg: str) -> None:
 
 
 async def _tools(repl: Repl, arg: str) -> None:
-    manager = await repl.manager_or_none()
-    if manager is None:
+    live = await repl.session_or_none()
+    if live is None:
         return
     text = Text()
-    for tool in manager.tools:
+    names = [visible(tool.name, keep="") for tool in live.tools]
+    name_width = max((len(name) for name in names), default=0) + 2
+    room = max(20, repl.console.width - 2 - name_width - 10)
+    for name, tool in zip(names, live.tools, strict=True):
         first = next(iter(tool.description.strip().split(". ")[0].splitlines()), "")
-        text.append(f"  {tool.name:<12}", style="bold")
-        text.append(f"{tool.risk.value:<9}", style="magenta")
-        text.append(f"{first[:56]}\n")
-    repl.console.print(text, end="")
+        first = visible(first, keep="")
+        text.append(f"  {name:<{name_width}}", style="bold")
+        text.append(f"{tool.risk.value:<10}", style="magenta")
+        text.append((first if len(first) <= room else first[: room - 1] + "…") + "\n")
+    repl.console.print(text, end="", soft_wrap=True)
 
 
 async def _mcp(repl: Repl, arg: str) -> None:
     """The MCP servers of this session: where each came from, its status and tools."""
-    manager = await repl.manager_or_none()  # starts the servers, if any
-    if manager is None:
+    live = await repl.session_or_none()  # starts the servers, if any
+    if live is None:
         return
     from agentcli.mcp.config import configured_servers
     from agentcli.mcp.listing import server_lines
 
     try:
-        workspace = manager.tool_context.workspace
-        configured = configured_servers(manager.settings, workspace, repl.settings.mcp_config)
+        configured = configured_servers(live.settings, live.workspace, repl.options.mcp_config)
     except UsageError as exc:
         repl.error(f"error: {exc.message}")
         return

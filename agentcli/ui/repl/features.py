@@ -6,22 +6,23 @@ instead of pretending."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
 from agentcli.errors import UndoError, UsageError
-from agentcli.ui.repl.calls import diff_text, file_diff, read_image
-from agentcli.ui.safe import visible
+from agentcli.permissions.rules import RuleKind
+from agentcli.ui.repl.calls import read_image
+from agentcli.ui.term.diffs import diff_text, file_diff
+from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
-    from agentcli.conversation import ConversationManager
+    from agentcli.session.live import LiveSession
     from agentcli.ui.repl.host import ReplHost as Repl
 
-RULE_KINDS = ("allow", "ask", "deny")
+RULE_KINDS = tuple(kind.value for kind in RuleKind)
 
 
 def _usage_error(repl: Repl, exc: UsageError) -> None:
@@ -32,10 +33,9 @@ def _usage_error(repl: Repl, exc: UsageError) -> None:
 async def permissions(repl: Repl, arg: str) -> None:
     """`/permissions` shows the mode and rules; `/permissions allow|ask|deny RULE` adds a rule
     for this session."""
-    manager = await repl.manager_or_none()
-    if manager is None:
+    live = await repl.session_or_none()
+    if live is None:
         return
-    policy: Any = manager.policy
     if arg:
         kind, _, rule = arg.partition(" ")
         if kind not in RULE_KINDS or not rule.strip():
@@ -43,70 +43,53 @@ async def permissions(repl: Repl, arg: str) -> None:
                 "usage: /permissions [allow|ask|deny RULE], e.g. /permissions allow shell(make *)"
             )
             return
-        _add_rule(repl, policy, kind, rule.strip().strip("'\""))
+        _add_rule(repl, live, RuleKind(kind), rule.strip().strip("'\""))
         return
     text = Text()
     text.append("  mode     ", style="bold")
     text.append(f"{repl.status.mode}\n")
-    if hasattr(policy, "sandbox_available"):
-        problem = getattr(policy, "sandbox_problem", None)
-        state = "on" if policy.sandbox_available else (f"off: {problem}" if problem else "off")
-        text.append("  sandbox  ", style="bold")
-        text.append(f"{state}\n")
-    for kind, rules in _rules(policy).items():
-        text.append(f"  {kind:<9}", style="bold")
-        text.append((", ".join(rules) if rules else "(none)") + "\n")
+    problem = live.sandbox_problem
+    state = "on" if live.sandbox_available else (f"off: {problem}" if problem else "off")
+    text.append("  sandbox  ", style="bold")
+    text.append(f"{state}\n")
+    rules = live.rules()
+    for kind in RuleKind:
+        shown = [
+            f"{rule.text} [{Path(rule.source).name or rule.source}]" for rule in rules.of(kind)
+        ]
+        text.append(f"  {kind.value:<9}", style="bold")
+        text.append((", ".join(shown) if shown else "(none)") + "\n")
     text.append(
         "  /mode MODE switches the mode; /permissions allow RULE adds a rule\n", style="dim"
     )
     repl.console.print(text, end="")
 
 
-def _rules(policy: Any) -> dict[str, list[str]]:
-    rules = getattr(policy, "rules", None)
-    if rules is not None:
-        return {
-            kind: [
-                f"{rule.text} [{Path(str(rule.source)).name or rule.source}]"
-                for rule in getattr(rules, kind)
-            ]
-            for kind in RULE_KINDS
-        }
-    return {"allow": sorted(getattr(policy, "allowed", set()))}
-
-
-def _add_rule(repl: Repl, policy: Any, kind: str, rule: str) -> None:
-    rules = getattr(policy, "rules", None)
-    if rules is None or not hasattr(rules, "add"):
-        repl.error("/permissions cannot add rules: this version's permission policy has no rules")
-        return
-    from agentcli.permissions.rules import RuleKind
-
+def _add_rule(repl: Repl, live: LiveSession, kind: RuleKind, rule: str) -> None:
     try:
-        rules.add(RuleKind(kind), [rule], "session")
+        live.grant_rule(kind, rule)
     except UsageError as exc:
         _usage_error(repl, exc)
         return
-    repl.say(f"{kind} {rule} (for this session)")
+    repl.say(f"{kind.value} {rule} (for this session)")
 
 
 # -- /accept and /check ----------------------------------------------------------------------
 async def accept(repl: Repl, arg: str) -> None:
     """`/accept` lists the checks, `/accept CMD` adds one (`tests` detects the project's test
     command), `/accept off` removes them all. They apply from the next task on."""
-    manager = await repl.manager_or_none()
-    if manager is None or repl.view is None:
+    live = await repl.session_or_none()
+    if live is None or repl.view is None:
         return
-    current = manager.acceptance
+    current = live.acceptance.commands
     if not arg:
-        if current.commands:
-            repl.say("acceptance checks: " + " · ".join(current.commands))
+        if current:
+            repl.say("acceptance checks: " + " · ".join(current))
         else:
             repl.say("no acceptance checks: /accept CMD adds one, /accept tests detects the tests")
         return
     if arg == "off":
-        manager.acceptance = dataclasses.replace(current, commands=())
-        repl.settings.accept = []
+        live.set_acceptance(())
         repl.say("acceptance checks removed: tasks will end unverified")
         return
     from agentcli.acceptance import resolve_commands
@@ -116,35 +99,22 @@ async def accept(repl: Repl, arg: str) -> None:
     except UsageError as exc:
         _usage_error(repl, exc)
         return
-    commands = tuple(dict.fromkeys((*current.commands, *added)))
-    manager.acceptance = dataclasses.replace(current, commands=commands)
-    repl.settings.accept = list(commands)
+    commands = tuple(dict.fromkeys((*current, *added)))
+    live.set_acceptance(commands)
     repl.say("acceptance checks: " + " · ".join(commands))
 
 
 async def check(repl: Repl, arg: str) -> None:
     """Run the acceptance checks now, on the workspace as it is."""
-    manager = await repl.manager_or_none()
-    if manager is None or repl.view is None:
+    live = await repl.session_or_none()
+    if live is None or repl.view is None:
         return
-    if not manager.acceptance.commands:
+    if not live.acceptance.commands:
         repl.say("no acceptance checks are set: /accept CMD (or /accept tests) first")
         return
-    from agentcli.acceptance import run_acceptance
-
     view = repl.view
     repl.status.state, repl.status.task_started = "checking", time.monotonic()
-    report, cancelled = await repl.run_cancellable(
-        run_acceptance(
-            manager.acceptance,
-            repl.workspace,
-            view,
-            sandbox=manager.tool_context.sandbox,
-            spill_dir=manager.tool_context.data_dir / "spill",
-            snapshot=lambda _workspace: manager.snapshot_now(),
-            approve=manager.approve_unconfined_check,
-        )
-    )
+    report, cancelled = await repl.run_cancellable(live.run_checks(view))
     repl.status.task_started = None
     if report is None:
         repl.status.state = "idle"
@@ -258,15 +228,15 @@ async def resume(repl: Repl, arg: str) -> None:
     target = arg or await pick_session(repl)
     if target is None:
         return
-    manager = await repl.switch_session(target)
-    if manager is not None:
-        show_resumed(repl, manager)
+    live = await repl.switch_session(target)
+    if live is not None:
+        show_resumed(repl, live)
 
 
-def show_resumed(repl: Repl, manager: ConversationManager) -> None:
+def show_resumed(repl: Repl, live: LiveSession) -> None:
     """Which session the REPL goes on with, and where its conversation stopped."""
-    messages = manager.messages
-    repl.say(f"resumed session {manager.session_id} ({len(messages)} messages)")
+    messages = live.messages
+    repl.say(f"resumed session {live.session_id} ({len(messages)} messages)")
     last_user = next((m for m in reversed(messages) if m.role == "user" and m.text.strip()), None)
     last_agent = next((m for m in reversed(messages) if m.role == "assistant"), None)
     for who, message in (("you", last_user), ("agent", last_agent)):

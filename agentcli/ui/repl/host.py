@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from agentcli.conversation import ConversationManager
     from agentcli.owngit import RepoDecision
+    from agentcli.session.live import LiveSession
+    from agentcli.session.options import SessionOptions
     from agentcli.tasks import TaskResult
-    from agentcli.ui.repl.settings import ReplSettings
     from agentcli.ui.repl.status import Status
     from agentcli.ui.repl.stream import TaskView
 
@@ -21,7 +21,8 @@ T = TypeVar("T")
 
 
 class ReplHost(Protocol):
-    settings: ReplSettings
+    options: SessionOptions
+    """What the REPL was started with (and /model, /mode, /effort, /accept since)."""
     console: Console
     workspace: Path
     status: Status
@@ -30,12 +31,19 @@ class ReplHost(Protocol):
     io: dict[str, Any]
     needs_anthropic_key: bool
     """Tasks go to Anthropic's API (an OpenAI-compatible server's key is checked later)."""
+    """The terminal's input and output (prompt-toolkit's; None: the real terminal)."""
     shell_notes: list[str]
     """What `!command`s printed since the last message: told to the model with the next one."""
-    """The terminal's input and output (prompt-toolkit's; None: the real terminal)."""
 
     @property
     def view(self) -> TaskView | None: ...
+
+    async def view_now(self) -> TaskView: ...
+
+    @property
+    def data_dir(self) -> Path:
+        """Where spill files go (the session's data dir once there is a session)."""
+        ...
 
     @property
     def session_id(self) -> str | None: ...
@@ -53,8 +61,8 @@ class ReplHost(Protocol):
 
     def set_mode(self, mode: str) -> None: ...
 
-    async def manager_or_none(self) -> ConversationManager | None: ...
+    async def session_or_none(self) -> LiveSession | None: ...
 
-    async def switch_session(self, session_id: str) -> ConversationManager | None: ...
+    async def switch_session(self, session_id: str) -> LiveSession | None: ...
 
     async def run_cancellable(self, work: Coroutine[Any, Any, T]) -> tuple[T | None, bool]: ...

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import gc
 
+from agentcli.session.options import SessionOptions
 from agentcli.ui.repl.app import Repl
 from agentcli.ui.repl.opening import check_resumable
-from agentcli.ui.repl.settings import ReplSettings
 
 
-def main(settings: ReplSettings | None = None, first_task: str | None = None) -> int:
+def main(options: SessionOptions | None = None, first_task: str | None = None) -> int:
     """Run the REPL on the real terminal, starting with `first_task` if given; returns the exit
     code (2 for a configuration error, e.g. a broken config file, said in one line)."""
     import sys
@@ -21,13 +21,13 @@ def main(settings: ReplSettings | None = None, first_task: str | None = None) ->
         gc.freeze()
         gc.enable()
     from agentcli.errors import UsageError
-    from agentcli.ui.safe import safe_console, visible
+    from agentcli.ui.term.safe import safe_console, visible
 
     console = safe_console()
-    settings = settings or ReplSettings()
+    options = options or SessionOptions()
     try:
-        check_resumable(settings)
-        repl = Repl(settings, console=console)
+        check_resumable(options)
+        repl = Repl(options, console=console)
     except UsageError as exc:
         sys.stderr.write(f"agentcli: error: {visible(exc.message)}\n")
         if exc.hint:

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.segment import Segment, Segments
 
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 LIVE_TAIL_LINES = 6
 """Rendered lines kept live at the bottom: the part a growing paragraph or table may reflow."""

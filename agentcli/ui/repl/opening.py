@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING
 
 from agentcli.errors import UsageError
 from agentcli.paths import resolve_workspace
+from agentcli.session.options import PICK
 from agentcli.ui.repl.welcome import welcome
-from agentcli.ui.resume_arg import PICK
 
 if TYPE_CHECKING:
+    from agentcli.session.options import SessionOptions
     from agentcli.ui.repl.host import ReplHost
-    from agentcli.ui.repl.settings import ReplSettings
 
 
-def check_resumable(settings: ReplSettings) -> None:
+def check_resumable(settings: SessionOptions) -> None:
     """UsageError unless the session `--resume ID` / `--continue` names exists, or, for a bare
     `--resume`, the workspace has one to pick. A session recorded in another workspace is
     continued in its own (as `run --resume` does) unless `-C` says otherwise."""
@@ -57,7 +57,7 @@ def check_resumable(settings: ReplSettings) -> None:
 async def open_first(repl: ReplHost) -> int | None:
     """Greet, and open the session the REPL was asked to start on (after the user picks it, for
     a bare `--resume`). None to go on to the prompt; else the exit code to end with."""
-    settings = repl.settings
+    settings = repl.options
     if settings.resume == PICK:
         from agentcli.ui.repl.picker import pick_session
 
@@ -70,12 +70,12 @@ async def open_first(repl: ReplHost) -> int | None:
     welcome(repl.console, repl.workspace, needs_key=repl.needs_anthropic_key)
     if settings.resume is None and not settings.continue_:
         return None  # a new session, made when the first task needs it
-    manager = await repl.manager_or_none()
+    live = await repl.session_or_none()
     settings.resume, settings.continue_ = None, False  # `/clear` starts a new one
     from agentcli.tasks import ExitCode
     from agentcli.ui.repl.features import show_resumed
 
-    if manager is None:
+    if live is None:
         return ExitCode.USAGE  # why was said
-    show_resumed(repl, manager)
+    show_resumed(repl, live)
     return None

@@ -14,7 +14,7 @@ from rich.cells import cell_len
 from rich.text import Text
 
 from agentcli.errors import UsageError
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
     from agentcli.session.records import SessionRow

@@ -15,7 +15,7 @@ from types import ModuleType
 HEAVY_MODULES = (
     "agentcli.ui.repl.backend",
     "agentcli.ui.repl.stream",
-    "agentcli.ui.prompter",
+    "agentcli.ui.term.prompter",
     "agentcli.model.http",
 )
 

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from agentcli.truncation import shorten
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 from agentcli.usage import Usage
 
 

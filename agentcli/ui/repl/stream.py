@@ -38,18 +38,12 @@ from agentcli.events import (
     UsageUpdated,
 )
 from agentcli.truncation import one_line, shorten
-from agentcli.ui.repl.calls import (
-    FILE_TOOLS,
-    call_line,
-    call_target,
-    diff_text,
-    file_diff,
-    read_image,
-)
+from agentcli.ui.repl.calls import FILE_TOOLS, call_line, call_target, read_image
 from agentcli.ui.repl.escape import EscapeWatcher
 from agentcli.ui.repl.markdown import MarkdownStream
 from agentcli.ui.repl.status import Status
-from agentcli.ui.safe import visible
+from agentcli.ui.term.diffs import diff_text, file_diff
+from agentcli.ui.term.safe import visible
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from agentcli.tasks import TaskResult, TaskState
 from agentcli.ui.repl.status import Status, format_cost, format_tokens
-from agentcli.ui.safe import visible
+from agentcli.ui.term.safe import visible
 
 _HEADLINE = {
     TaskState.SUCCEEDED: ("✓", "green", "succeeded"),
@@ -64,10 +64,7 @@ def report_task(
     status.task_ended(result.state.value, result.usage, result.cost_usd)
 
 
-def policy_notices(console: Console, policy: object) -> None:
+def policy_notices(console: Console, notices: list[str]) -> None:
     """Things the permission policy wants the user to hear (e.g. a rule it could not save)."""
-    notices = getattr(policy, "notices", None)
-    if isinstance(notices, list):
-        for notice in notices:
-            console.print(Text(f"  {visible(notice)}", style="yellow"))
-        notices.clear()
+    for notice in notices:
+        console.print(Text(f"  {visible(notice)}", style="yellow"))

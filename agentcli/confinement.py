@@ -1,4 +1,5 @@
-"""How a command is confined: the sandbox profile a permission decision gives it.
+"""How a command is confined: the sandbox profile a permission decision gives it, and the seam
+that runs a command so (`CommandSandbox`, which `agentcli.sandbox.runner` implements).
 
 The permission policy decides, with the decision, *how* an allowed command runs; the shell tool
 and the acceptance checks pass that on to the sandbox (`agentcli.sandbox.runner`):
@@ -20,6 +21,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 LEFTOVERS_NOTE = "agentcli sandbox: stopped background processes still running after the command"
 """What the sandbox's PID 1 prints when it stopped processes the command left running (the
@@ -70,3 +72,15 @@ class PreparedCommand:
 
     argv: list[str]
     env: Mapping[str, str] = field(default_factory=dict)
+
+
+class CommandSandbox(Protocol):
+    """Runs commands inside an OS sandbox (see `agentcli.sandbox`)."""
+
+    def prepare(self, argv: list[str], confinement: Confinement) -> PreparedCommand:
+        """The argv and environment that run `argv` confined as `confinement` says."""
+        ...
+
+    def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
+        """If a command failed because of the sandbox, a sentence saying so for the model."""
+        ...

@@ -4,7 +4,7 @@ page by page without leaving agentcli, then back to where the user was.
 It is a prompt-toolkit application, so it works the same in a real terminal and under a pipe
 input in tests, needs no external `less`, and returns to the caller (a permission question, the
 REPL prompt) when the user presses `q` or Esc. The text is a rich `Text` the caller has already
-made safe (`agentcli.ui.safe.visible`); only the styles rich adds become terminal sequences.
+made safe (`agentcli.ui.term.safe.visible`); only the styles rich adds become terminal sequences.
 """
 
 from __future__ import annotations

@@ -4,10 +4,10 @@ It shows the tool, its risk and what will happen (the request's preview — a di
 the command and cwd for shell — or else the target's summary; for a command, how it will run:
 in which sandbox profile, or in red, OUTSIDE the sandbox). Untrusted text is shown exactly,
 control and invisible characters as escapes, with a warning in plain words when there are any
-(`agentcli.ui.safe`). It takes one key: `y` yes once,
+(`agentcli.ui.term.safe`). It takes one key: `y` yes once,
 `a` always (saved as the suggested rule), `n` no, then an optional reason that goes to the
 model; when the preview is longer than the screen shows, `d` pages through all of it
-(`agentcli.ui.pager`) and comes back to the question. A diff shows its `+added -removed` count
+(`agentcli.ui.term.pager`) and comes back to the question. A diff shows its `+added -removed` count
 and both sides of every change, whatever its length. Requests are asked strictly one at a
 time. Keys typed before the question appeared are discarded so that type-ahead can never
 answer a permission prompt. Ctrl-C cancels the task.
@@ -33,9 +33,9 @@ from rich.text import Text
 
 from agentcli.permissions import Answer, PermissionRequest, PromptAnswer
 from agentcli.truncation import shorten
-from agentcli.ui.pager import page
-from agentcli.ui.repl.calls import diff_text
-from agentcli.ui.safe import hidden_characters, visible
+from agentcli.ui.term.diffs import diff_text
+from agentcli.ui.term.pager import page
+from agentcli.ui.term.safe import hidden_characters, visible
 
 MAX_PREVIEW_LINES = 60
 MAX_SUMMARY = 50
@@ -79,7 +79,7 @@ def diff_stat(lines: list[str]) -> Text:
 
 def preview_text(request: PermissionRequest, max_lines: int | None = MAX_PREVIEW_LINES) -> Text:
     """What will happen, as the user should read it before saying yes: every control or
-    invisible character written as an escape (`agentcli.ui.safe`), none dropped. Capped at
+    invisible character written as an escape (`agentcli.ui.term.safe`), none dropped. Capped at
     `max_lines` (None: all of it), saying exactly what the cap leaves out."""
     lines = preview_lines(request)
     cap = len(lines) if max_lines is None else max_lines

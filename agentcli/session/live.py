@@ -1,0 +1,232 @@
+"""The live session: what a front end (`agentcli run`, the REPL) holds while a session lives,
+and the one way it changes while it does.
+
+Every mid-session change is a method here: switching the model, the permission mode or the
+reasoning effort, granting a rule, setting the acceptance checks, continuing a recorded session
+(`resume`), starting a new one (`clear`), recording settings, closing. Nothing else assigns the
+conversation's collaborators; what a caller needs to read is a read-only property. What is
+added to a session (hooks, skills, subagents, compaction, batch) plugs into this API.
+
+The options the session was opened with are kept and follow the changes (model, mode, effort,
+checks), so the session `clear` starts is the one a fresh start with those options would be.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentcli.acceptance import AcceptanceReport, AcceptanceSettings
+from agentcli.catalogue import Effort
+from agentcli.conversation import ConversationManager
+from agentcli.errors import UsageError
+from agentcli.events import EventSink
+from agentcli.messages import Message
+from agentcli.model import ModelClient
+from agentcli.owngit import RepoDecision
+from agentcli.paths import data_home
+from agentcli.permissions import PermissionMode
+from agentcli.permissions.rules import RuleKind, RulesView
+from agentcli.permissions.setup import build_permissions
+from agentcli.session.clients import ModelFactory
+from agentcli.session.opening import find_resumed, open_session
+from agentcli.session.options import SessionOptions
+from agentcli.settings import Settings
+from agentcli.tasks import TaskResult
+from agentcli.tools.base import Tool
+
+Renew = Callable[[], tuple[ConversationManager, ModelFactory]]
+"""Builds the manager of a new session with the options as they are now, and the factory of
+its model clients (what `clear` uses)."""
+
+
+class LiveSession:
+    """A session in use by this process (it holds its lock until `close`)."""
+
+    def __init__(
+        self,
+        manager: ConversationManager,
+        *,
+        options: SessionOptions,
+        models: ModelFactory,
+        renew: Renew | None = None,
+    ) -> None:
+        self._manager = manager
+        self._options = options
+        self._models = models
+        self._renew = renew
+        self._retired: list[ModelClient] = []
+        self._closed = False
+
+    # -- what it is --------------------------------------------------------------------------
+    @property
+    def conversation(self) -> ConversationManager:
+        """The conversation, to read (its collaborators change only through this object)."""
+        return self._manager
+
+    @property
+    def session_id(self) -> str:
+        return self._manager.session_id
+
+    @property
+    def workspace(self) -> Path:
+        return self._manager.workspace
+
+    @property
+    def data_dir(self) -> Path:
+        """The session's own data directory (spill files of long outputs)."""
+        return self._manager.tool_context.data_dir
+
+    @property
+    def model(self) -> str:
+        """The id of the model the next request goes to."""
+        return self._manager.model.model
+
+    @property
+    def mode(self) -> PermissionMode:
+        return self._manager.policy.mode
+
+    @property
+    def settings(self) -> Settings:
+        return self._manager.settings
+
+    @property
+    def tools(self) -> Sequence[Tool[Any]]:
+        return self._manager.tools
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        return self._manager.messages
+
+    @property
+    def acceptance(self) -> AcceptanceSettings:
+        return self._manager.acceptance
+
+    @property
+    def effort(self) -> Effort | None:
+        return self._manager.loop_settings.effort
+
+    @property
+    def git(self) -> RepoDecision:
+        """Whether the workspace is a git repository, as the session decided at its start."""
+        return self._manager.repo_decision()
+
+    @property
+    def sandbox_available(self) -> bool:
+        return self._manager.policy.sandbox_available
+
+    @property
+    def sandbox_problem(self) -> str | None:
+        return self._manager.policy.sandbox_problem
+
+    def rules(self) -> RulesView:
+        """The permission rules in force, read-only."""
+        return self._manager.policy.rules_view()
+
+    def take_notices(self) -> list[str]:
+        """What the permission policy wants the user to hear since the last call."""
+        return self._manager.policy.take_notices()
+
+    # -- work --------------------------------------------------------------------------------
+    async def run_task(self, prompt: str) -> TaskResult:
+        """Run one user request to a terminal state (never raises for task-ending conditions)."""
+        return await self._manager.run_task(prompt)
+
+    async def run_checks(self, events: EventSink | None = None) -> AcceptanceReport:
+        """Run the acceptance checks now, on the workspace as it is (the REPL's /check)."""
+        return await self._manager.run_checks(events)
+
+    # -- what may change ---------------------------------------------------------------------
+    def switch_model(self, name: str) -> None:
+        """Send the next requests to model `name` (an id; the caller resolves aliases)."""
+        self._retired.append(self._manager.use_model(self._models(name)))
+        self._options.model = name
+        self.record_settings(model=name)
+
+    def switch_mode(self, mode: PermissionMode) -> list[str]:
+        """Switch to permission `mode`: a new policy and sandbox, built as a session started in
+        that mode would build them from the session's settings (auto mode gets its OS sandbox),
+        keeping the rules granted during the session. Returns what the user should hear."""
+        settings = self._manager.settings.model_copy(update={"permission_mode": mode})
+        permissions = build_permissions(settings=settings, workspace=self.workspace)
+        granted = self.rules()
+        for kind in RuleKind:
+            for rule in granted.of(kind):
+                if rule.source == "session":
+                    permissions.policy.add_rule(kind, rule.text, "session")
+        self._manager.use_permissions(permissions.policy, permissions.sandbox, settings)
+        self._options.permission_mode = mode.value
+        self.record_settings(permission_mode=mode.value)
+        return permissions.notices
+
+    def set_effort(self, effort: Effort | None) -> None:
+        """Ask for `effort` from the next request on (None: the model's default)."""
+        self._manager.use_effort(effort)
+        self._options.effort = effort.value if effort is not None else None
+
+    def grant_rule(self, kind: RuleKind, rule: str) -> None:
+        """Add a permission rule for the rest of the session (UsageError if it is not one)."""
+        self._manager.policy.add_rule(kind, rule, "session")
+
+    def set_acceptance(self, commands: Sequence[str]) -> None:
+        """Check the next tasks with `commands` (none: they end unverified)."""
+        self._manager.use_acceptance(commands)
+        self._options.accept = list(commands)
+
+    def record_settings(self, **changes: str) -> None:
+        """Keep the journal's record of the session's settings true (a resume reads it)."""
+        self._manager.journal.record_settings(**changes)
+
+    def resume(self, session_id: str | None, events: EventSink | None = None) -> None:
+        """Continue the recorded session `session_id` (None: the latest in the workspace) in
+        place of this one: lock it, recover it, then go on from its history with the model and
+        permission mode in use now. When it is busy (SessionBusyError) or broken (UsageError),
+        this one stays."""
+        resumed = find_resumed(session_id, session_id is None, self.workspace)
+        if resumed is None:  # cannot happen: an id or --continue names one, or raises
+            raise UsageError("no session to resume")
+        if resumed.id == self.session_id:
+            return  # already this process's session, locked and consistent
+        opened = open_session(
+            resumed, workspace=self.workspace, model=resumed.model, events=events, git=self.git
+        )
+        self._manager.release()
+        self._manager.continue_session(
+            session_id=opened.session_id,
+            journal=opened.journal,
+            checkpoints=opened.checkpoints,
+            messages=opened.messages,
+            data_dir=data_home() / "sessions" / opened.session_id,
+        )
+        self.record_settings(model=self.model, permission_mode=self.mode.value)
+
+    def clear(self) -> None:
+        """Start a new session with an empty conversation, with the options as they are now
+        (a broken config file now is a UsageError, and this session stays)."""
+        if self._renew is None:
+            raise UsageError("this session cannot start another")
+        self._options.resume, self._options.continue_ = None, False
+        manager, models = self._renew()
+        self._manager.release()
+        self._retired.append(self._manager.model)
+        self._manager, self._models = manager, models
+
+    async def close(self) -> None:
+        """Let go of the session (another process may resume it now) and close the model
+        clients' connections. Safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self._manager.release()
+        for model in [*self._retired, self._manager.model]:
+            with contextlib.suppress(Exception):
+                await model.aclose()
+        self._retired.clear()
+
+    def close_now(self) -> None:
+        """Let go of the session without closing connections (no event loop is running)."""
+        if not self._closed:
+            self._closed = True
+            self._manager.release()
