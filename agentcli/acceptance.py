@@ -22,6 +22,7 @@ from agentcli.errors import UsageError
 from agentcli.events import AcceptanceFinished, AcceptanceStarted, EventSink, Notice
 from agentcli.ids import new_id
 from agentcli.owngit import find_repo
+from agentcli.safe_read import MAX_PROJECT_FILE_BYTES, Inside, read_bytes
 from agentcli.settings import DEFAULTS
 from agentcli.snapshots import Snapshot, SnapshotError, take_snapshot
 from agentcli.tasks import CheckEvidence
@@ -47,22 +48,33 @@ class AcceptanceSettings:
     """Per check; a check that runs longer is killed (with its process group) and fails."""
 
 
+def _project_text(workspace: Path, name: str) -> str | None:
+    """A project file's text, read as agentcli reads what it did not write
+    (`agentcli.safe_read`); None when there is no such regular file inside the workspace."""
+    try:
+        inside = Inside.of(workspace)
+        data = read_bytes(workspace / name, inside=inside, limit=MAX_PROJECT_FILE_BYTES)
+    except OSError:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
 def _pyproject_has_pytest(workspace: Path) -> bool:
-    path = workspace / "pyproject.toml"
-    if not path.is_file():
+    text = _project_text(workspace, "pyproject.toml")
+    if text is None:
         return False
     try:
-        return "pytest" in tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {})
+        return "pytest" in tomllib.loads(text).get("tool", {})
     except tomllib.TOMLDecodeError:
         return False
 
 
 def _npm_test_script(workspace: Path) -> bool:
-    path = workspace / "package.json"
-    if not path.is_file():
+    text = _project_text(workspace, "package.json")
+    if text is None:
         return False
     try:
-        scripts = json.loads(path.read_text(encoding="utf-8")).get("scripts", {})
+        scripts = json.loads(text).get("scripts", {})
     except (json.JSONDecodeError, AttributeError):
         return False
     test = scripts.get("test") if isinstance(scripts, dict) else None
@@ -70,8 +82,8 @@ def _npm_test_script(workspace: Path) -> bool:
 
 
 def _make_test_target(workspace: Path) -> bool:
-    path = workspace / "Makefile"
-    return path.is_file() and bool(re.search(r"^test\s*:", path.read_text(errors="replace"), re.M))
+    text = _project_text(workspace, "Makefile")
+    return text is not None and bool(re.search(r"^test\s*:", text, re.M))
 
 
 def detect_test_command(workspace: Path) -> tuple[str, str] | None:

@@ -17,6 +17,7 @@ and the task is judged by its start and end states alone, as before attribution 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,9 +129,13 @@ class TaskPaths:
         return [rel for rel in changed if rel in own]
 
     def _relative(self, path: Path) -> str | None:
+        """`path` (a real path, or one under the real work tree) relative to the workspace, as
+        the path it is: a link in it is never resolved, so `keys/authorized_keys` under a
+        `keys` swapped for a link out is still that path of the workspace."""
         try:
-            return path.resolve().relative_to(self.workspace.resolve()).as_posix()
-        except (ValueError, OSError):
+            workspace = Path(os.path.realpath(self.workspace))
+            return Path(os.path.normpath(path)).relative_to(workspace).as_posix()
+        except ValueError:
             return None
 
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from agentcli.fsnames import from_db, to_db
 from agentcli.owngit import RepoDecision, decide
+from agentcli.safe_read import Inside, read_bytes
 from agentcli.snapshots import file_hash, file_manifest
 from agentcli.store.db import transaction
 
@@ -152,10 +153,14 @@ class Checkpointer:
             rel = str(path.resolve().relative_to(self.workspace))
         except ValueError:
             return
-        try:
-            data: bytes | None = path.read_bytes()
+        try:  # as the write tool itself read it: a regular file of the workspace, bounded
+            data: bytes | None = read_bytes(
+                path, inside=Inside.of(self.workspace), limit=MAX_BYTES, follow=False
+            )
         except FileNotFoundError:
             data = None
+        except OSError:
+            return  # no copy kept: undo names the file as one it cannot restore
         digest = None if data is None else hashlib.sha256(data).hexdigest()
         if data is not None:
             self.conn.execute(
@@ -175,7 +180,7 @@ def _manifest_with_contents(
         manifest = file_manifest(workspace)
     except ValueError:
         return None, False  # too many files: only tool pre-images will be kept
-    sizes = [(workspace / rel).stat().st_size for rel in manifest]
+    sizes = [(workspace / rel).lstat().st_size for rel in manifest]
     if len(manifest) > MAX_FILES or sum(sizes) > MAX_BYTES:
         return manifest, False
     # Files are read before the write transaction, which then holds the journal's write lock
@@ -186,7 +191,14 @@ def _manifest_with_contents(
         for rel, digest in manifest.items()
         if conn.execute(query, (digest,)).fetchone() is None
     }
-    contents = [(digest, (workspace / rel).read_bytes()) for digest, rel in missing.items()]
+    inside = Inside.of(workspace)
+    try:  # each as the manifest saw it: a regular file, never through a link
+        contents = [
+            (digest, read_bytes(workspace / rel, inside=inside, limit=MAX_BYTES, follow=False))
+            for digest, rel in missing.items()
+        ]
+    except OSError:  # changed since it was listed: only tool pre-images will be kept
+        return manifest, False
     with transaction(conn):
         conn.executemany("INSERT OR IGNORE INTO blobs (hash, content) VALUES (?, ?)", contents)
     return manifest, True
@@ -230,7 +242,8 @@ def finish_checkpoint(
     except ValueError:  # too big to list: record at least the files with pre-images
         rows = conn.execute("SELECT path FROM preimages WHERE task_id = ?", (row["task_id"],))
         paths = [from_db(r[0]) for r in rows]
-        manifest = {p: h for p in paths if (h := file_hash(workspace / p)) is not None}
+        root = workspace.resolve()
+        manifest = {p: h for p in paths if (h := file_hash(root / p, root)) is not None}
     conn.execute(
         "UPDATE checkpoints SET end_manifest = ?, ended_at = ? WHERE task_id = ?",
         (json.dumps(manifest), time.time(), row["task_id"]),

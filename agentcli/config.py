@@ -38,6 +38,7 @@ from agentcli import trust
 from agentcli.errors import ConfigError, UsageError
 from agentcli.mcp_entry import ServerEntry
 from agentcli.paths import data_home, project_config_paths, resolve_workspace, user_config_path
+from agentcli.safe_read import MAX_CONFIG_BYTES, Inside, Unreadable, read_bytes, size_text
 from agentcli.settings import (
     ALIASES,
     Accumulates,
@@ -90,7 +91,7 @@ def load_settings(
     for path in (user_config_path(), *in_repo, trust.user_rules_path(workspace)):
         if not _present(path):
             continue
-        level = read_level(path)
+        level = read_level(path, Inside.of(workspace) if path in in_repo else None)
         if path in in_repo and not trusted:
             dropped = _drop_untrusted(level, merged)
             if dropped:
@@ -119,10 +120,20 @@ def _present(path: Path) -> bool:
     return True
 
 
-def read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path, inside: Inside | None = None) -> dict[str, Any]:
+    """A config file's table. A file that came with the workspace (`inside`) is read only as a
+    regular file inside it, and any as a regular file of at most `MAX_CONFIG_BYTES`
+    (`agentcli.safe_read`): a link to `/dev/zero`, a pipe or a huge file is refused at once."""
     try:
-        with path.open("rb") as handle:
-            data = handle.read()
+        data = read_bytes(path, inside=inside, limit=MAX_CONFIG_BYTES)
+    except Unreadable as exc:
+        raise ConfigError(
+            f"config file {path} is not read: {exc.why}",
+            hint=f"agentcli reads a config file only as a regular file of at most "
+            f"{size_text(MAX_CONFIG_BYTES)}"
+            + (f" inside {inside.name}" if inside is not None else "")
+            + "; fix or remove it",
+        ) from exc
     except OSError as exc:
         raise ConfigError(
             f"cannot read config file {path}: {exc.strerror or exc}", hint="fix or remove it"
@@ -141,12 +152,12 @@ def read_toml(path: Path) -> dict[str, Any]:
         ) from exc
 
 
-def read_level(path: Path) -> dict[str, Any]:
+def read_level(path: Path, inside: Inside | None = None) -> dict[str, Any]:
     """One config file as dotted keys (the rule aliases first, as `permissions.*`); a key the
     model does not know is a UsageError naming the file. Values are checked when merged, after
     an untrusted file has lost what it may not set (a mode it may not set is dropped, whatever
-    it says)."""
-    data = read_toml(path)
+    it says). `inside`: where a file that came with the workspace must lie (`read_toml`)."""
+    data = read_toml(path, inside)
     level: dict[str, Any] = {}
     for alias, key in ALIASES.items():
         section = data.get("permissions")

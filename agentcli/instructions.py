@@ -1,6 +1,12 @@
 """The system prompt: tool semantics and task policy, plus the instruction files: the user's own
 `AGENTS.md` (next to their config.toml), then from the repository root down to the workspace
-each directory's `AGENTS.md`, or its `CLAUDE.md` where it has no AGENTS.md.
+each directory's `AGENTS.md`, or its `CLAUDE.md` where it has no AGENTS.md agentcli will read.
+
+The files come with the repository (or a model in auto mode wrote them), so each is read once,
+through `agentcli.safe_read`: a regular file of at most `MAX_INSTRUCTION_BYTES`, that lies, links
+resolved, inside the workspace (a file above the workspace: inside the repository). A link to
+`/proc/self/environ`, `~/.ssh/id_rsa` or `../other/secret`, a named pipe or a device is skipped,
+and the notice that says so names it and why; the user's own file may be a link anywhere.
 
 Kept lean on purpose (it is billed on every turn, though cached): control flow lives in code,
 so the prompt only says how to work and what the tools mean.
@@ -9,11 +15,14 @@ so the prompt only says how to work and what the tools mean.
 from __future__ import annotations
 
 import datetime
+import os
 import platform
+from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.fsnames import for_model
 from agentcli.paths import user_config_path
+from agentcli.safe_read import MAX_INSTRUCTION_BYTES, Inside, Unreadable, read_bytes
 from agentcli.truncation import keep_ends
 
 AGENTS_FILE = "AGENTS.md"
@@ -48,28 +57,85 @@ def find_git_root(start: Path) -> Path | None:
     return None
 
 
-def instruction_files(workspace: Path) -> list[Path]:
+@dataclass(frozen=True, slots=True)
+class InstructionFile:
+    path: Path
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Instructions:
+    """The instruction files read for a workspace, and the ones skipped (one notice each)."""
+
+    files: tuple[InstructionFile, ...] = ()
+    skipped: tuple[str, ...] = ()
+    """`AGENTS.md skipped: a link to /proc/self/environ, outside the workspace`."""
+
+    @property
+    def paths(self) -> list[Path]:
+        return [f.path for f in self.files]
+
+
+def load_instructions(workspace: Path) -> Instructions:
     """The instruction files given to the model, most general first: the user's AGENTS.md, then
-    one per directory from the repository root (or the workspace) down to the workspace."""
+    one per directory from the repository root (or the workspace) down to the workspace; each
+    read now, once (blocking: small files, never a pipe)."""
     root = find_git_root(workspace) or workspace
     chain = [workspace, *workspace.parents]
     directories = list(reversed(chain[: chain.index(root) + 1])) if root in chain else [workspace]
-    found = [user_config_path().parent / AGENTS_FILE]
+    files: list[InstructionFile] = []
+    skipped: list[str] = []
+    mine = _read_one(user_config_path().parent / AGENTS_FILE, None, workspace, skipped)
+    files.extend([mine] if mine else [])
     for directory in directories:
-        agents = directory / AGENTS_FILE
-        found.append(agents if agents.is_file() else directory / FALLBACK_FILE)
-    return [path for path in found if path.is_file()]
+        inside = (
+            Inside.of(workspace)
+            if directory == workspace
+            else Inside.of(root, name="the repository")
+        )
+        for name in (AGENTS_FILE, FALLBACK_FILE):
+            found = _read_one(directory / name, inside, workspace, skipped)
+            if found is not None:
+                files.append(found)
+                break
+    return Instructions(files=tuple(files), skipped=tuple(skipped))
 
 
-def project_instructions(workspace: Path, files: list[Path] | None = None) -> str:
-    """The instruction files' text (`files`, default: `instruction_files`), capped in size."""
+def _read_one(
+    path: Path, inside: Inside | None, workspace: Path, skipped: list[str]
+) -> InstructionFile | None:
+    if not os.path.lexists(path):
+        return None
+    try:
+        data = read_bytes(path, inside=inside, limit=MAX_INSTRUCTION_BYTES)
+    except IsADirectoryError:
+        return None  # a directory of that name is no instruction file, as none is there
+    except Unreadable as exc:
+        skipped.append(f"{shown_path(path, workspace)} skipped: {exc.why}")
+        return None
+    except OSError as exc:  # unreadable (or gone since): the task runs without it
+        skipped.append(f"{shown_path(path, workspace)} skipped: {exc.strerror or exc}")
+        return None
+    return InstructionFile(path, data.decode("utf-8", errors="replace"))
+
+
+def shown_path(path: Path, workspace: Path) -> str:
+    """An instruction file as the user is told about it: relative to the workspace if in it."""
+    return str(path.relative_to(workspace)) if path.is_relative_to(workspace) else str(path)
+
+
+def instruction_files(workspace: Path) -> list[Path]:
+    """The instruction files `load_instructions` would give the model, in order."""
+    return load_instructions(workspace).paths
+
+
+def project_instructions(workspace: Path, instructions: Instructions | None = None) -> str:
+    """The instruction files' text (`instructions`, default: read now), capped in size."""
     parts: list[str] = []
     used = 0
-    for path in instruction_files(workspace) if files is None else files:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue  # unreadable (or gone since): the task runs without it
+    loaded = load_instructions(workspace) if instructions is None else instructions
+    for found in loaded.files:
+        path, text = found.path, found.text
         room = MAX_INSTRUCTION_CHARS - used
         if room <= 0:
             break
@@ -82,7 +148,10 @@ def project_instructions(workspace: Path, files: list[Path] | None = None) -> st
 
 
 def system_prompt(
-    workspace: Path, *, today: datetime.date | None = None, files: list[Path] | None = None
+    workspace: Path,
+    *,
+    today: datetime.date | None = None,
+    instructions: Instructions | None = None,
 ) -> str:
     today = today or datetime.date.today()
     environment = (
@@ -91,7 +160,7 @@ def system_prompt(
         f"{'yes' if find_git_root(workspace) else 'no'}."
     )
     sections = [BASE_PROMPT, environment]
-    extra = project_instructions(workspace, files)
+    extra = project_instructions(workspace, instructions)
     if extra:
         sections.append("Instructions (from AGENTS.md / CLAUDE.md files):\n\n" + extra)
     # The workspace path and the instruction files' paths may hold bytes that are not UTF-8.

@@ -24,6 +24,7 @@ run without it; a process gets that lock only while no other live process holds 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -118,8 +119,15 @@ def resolve_call(call: CallRow) -> Resolution:
     )
 
 
+NOT_A_FILE = "(not a regular file)"
+"""What a write's path holds when it is there but no regular file (a pipe, a link): matches
+neither the content before nor after, and is never opened (a pipe would block recovery)."""
+
+
 def _resolve_write(call: CallRow, path: Path, pre_hash: object, post_hash: object) -> Resolution:
     now = file_hash(path)
+    if now is None and os.path.lexists(path):
+        now = NOT_A_FILE
     shown = str(call.input.get("path", path))
     if now == post_hash:
         return _resolved(

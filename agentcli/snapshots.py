@@ -13,7 +13,9 @@ directory-only and anchored patterns. Names are kept as Python decodes them from
 system (`surrogateescape`), so a name that is not UTF-8 is hashed as its bytes
 (`agentcli.fsnames`).
 
-Files are hashed in bounded chunks (`hashlib.file_digest`), never read whole, and a file whose
+Files are opened as agentcli opens what it did not write (`agentcli.safe_read`: never through a
+link, never a named pipe, whose open would block) and hashed in bounded chunks
+(`hashlib.file_digest`), never read whole, and a file whose
 stat (device, inode, size, mtime, ctime) is what it was when it was last hashed is not read
 again (`_HashCache`): a snapshot costs memory independent of the files' sizes, and time in
 proportion to what changed. As in git's "racily clean" rule, a hash is reused only for a file
@@ -35,6 +37,7 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec, Pattern
 
 from agentcli.owngit import GitError, OwnRepo
+from agentcli.safe_read import MAX_PROJECT_FILE_BYTES, Inside, Unreadable, opened, read_fd
 
 MAX_MANIFEST_FILES = 50_000
 RACY_WINDOW_NS = 2_000_000_000
@@ -59,11 +62,14 @@ class Snapshot:
         return self.version.removeprefix("git:") if self.version.startswith("git:") else None
 
 
-def file_hash(path: Path) -> str | None:
-    """The sha256 of a file's content, read in chunks; None when there is no file there."""
+def file_hash(path: Path, root: Path | None = None) -> str | None:
+    """The sha256 of the regular file at `path`, read in chunks; None when there is none: no
+    entry, a directory, a named pipe, a device, or a link (as the manifests see it). With the
+    real path `root` given, a link anywhere in `path` below it is none either: undo compares
+    what the workspace holds, never what a link leads to."""
     try:
-        return _HASHES.digest(path)
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return _HASHES.digest(path, root)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, Unreadable):
         return None
 
 
@@ -84,10 +90,16 @@ class _HashCache:
         self._known: dict[str, tuple[_StatKey, str]] = {}
         self._lock = threading.Lock()
 
-    def digest(self, path: Path) -> str:
-        """The sha256 of the regular file at `path` (OSError if it cannot be read)."""
+    def digest(self, path: Path, root: Path | None = None) -> str:
+        """The sha256 of the regular file at `path` (OSError if it cannot be read; Unreadable
+        for anything but a regular file, or a link: `agentcli.safe_read`, so a named pipe never
+        blocks the hashing)."""
         name = str(path)
-        with path.open("rb") as handle:
+        inside = Inside((root,)) if root is not None else None
+        with (
+            opened(path, inside=inside, follow=False) as fd,
+            os.fdopen(fd, "rb", closefd=False) as handle,
+        ):
             before = os.fstat(handle.fileno())
             key = _stat_key(before)
             with self._lock:
@@ -196,16 +208,16 @@ class _ParsedIgnores:
         self._lock = threading.Lock()
 
     def rules(self, path: Path) -> list[tuple[Pattern, bool]] | None:
-        try:
-            with path.open("rb") as handle:
-                st = os.fstat(handle.fileno())
+        try:  # as git reads it: never through a link; and never a pipe, never huge
+            with opened(path, inside=None, follow=False) as fd:
+                st = os.fstat(fd)
                 key = _stat_key(st)
                 with self._lock:
                     known = self._known.get(str(path))
                 if known is not None and known[0] == key:
                     return known[1]
                 started = time.time_ns()
-                data = handle.read()
+                data = read_fd(fd, path, limit=MAX_PROJECT_FILE_BYTES)
         except OSError:
             return None
         # Decoded like the names it is matched against: a pattern naming a file whose name
@@ -249,8 +261,15 @@ def _matches_itself(pattern: Pattern, path: str) -> bool:
 
 
 def file_manifest(workspace: Path) -> dict[str, str]:
-    """Workspace-relative path -> sha256 of the content, for every file `walk_files` lists."""
-    return {rel: _HASHES.digest(full) for rel, full in walk_files(workspace)}
+    """Workspace-relative path -> sha256 of the content, for every file `walk_files` lists
+    (one that is no regular file by the time it is opened is left out, as links are)."""
+    manifest = {}
+    for rel, full in walk_files(workspace):
+        try:
+            manifest[rel] = _HASHES.digest(full)
+        except Unreadable:
+            continue
+    return manifest
 
 
 def walk_files(workspace: Path) -> Iterator[tuple[str, Path]]:

@@ -8,12 +8,13 @@ changed meanwhile is left alone, and a refusal names the session whose later tas
 In git the plan reads the checkpoint's two commits through agentcli's own git; outside git it
 compares the start and end manifests, and takes the content from the journal's stored blobs or
 the tool pre-images (a large tree kept only those: a file changed otherwise cannot be restored,
-and undo names it).
+and undo names it). Files are compared and written as the entries they are, never through a
+link (`agentcli.safe_write`, the write tools' writer): a directory a task swapped for a link out
+of the workspace is put back as the directory, and nothing is written where the link leads.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sqlite3
@@ -25,6 +26,7 @@ from agentcli.checkpoints import MAX_BYTES, MAX_FILES, checkpoint_row, workspace
 from agentcli.errors import UndoError, UsageError
 from agentcli.fsnames import from_db, to_db
 from agentcli.owngit import GitError, OwnRepo, RepoDecision, decide
+from agentcli.safe_write import Unwritable, pinned_parent, remove, replace_file, replace_with_link
 from agentcli.snapshots import file_hash
 
 
@@ -35,16 +37,6 @@ class UndoResult:
     """Workspace-relative paths given back their content from before the task."""
     removed: list[str] = field(default_factory=list)
     """Paths the task created, deleted again."""
-
-
-def _remove_empty_parents(path: Path, stop: Path) -> None:
-    parent = path.parent
-    while parent != stop and stop in parent.parents:
-        with contextlib.suppress(OSError):
-            parent.rmdir()  # only succeeds when empty
-        if parent.exists():
-            return
-        parent = parent.parent
 
 
 @dataclass(kw_only=True)
@@ -253,7 +245,7 @@ def _rel(path: Path, workspace: Path) -> str:
 
 
 def _files_plan(conn: sqlite3.Connection, row: sqlite3.Row, own: set[str] | None) -> _Plan:
-    workspace = workspace_of(row)
+    workspace = Path(os.path.realpath(workspace_of(row)))
     start: dict[str, str] | None = json.loads(row["start_manifest"] or "null")
     end: dict[str, str] = json.loads(row["end_manifest"] or "null") or {}
     pre = {
@@ -267,7 +259,7 @@ def _files_plan(conn: sqlite3.Connection, row: sqlite3.Row, own: set[str] | None
     changed = sorted(k for k in keys if before.get(k) != end.get(k) and (own is None or k in own))
     plan = _Plan(changed=changed, contents={})
     for rel in changed:
-        if file_hash(workspace / rel) != end.get(rel):
+        if file_hash(workspace / rel, workspace) != end.get(rel):
             plan.conflicts.append(rel)
         digest = before.get(rel)
         if digest is None:
@@ -282,27 +274,32 @@ def _files_plan(conn: sqlite3.Connection, row: sqlite3.Row, own: set[str] | None
 
 
 def _apply(plan: _Plan, workspace: Path, task_id: str) -> UndoResult:
+    """Put back what each changed path held at the checkpoint, through the writer the file
+    tools use (`agentcli.safe_write`): every directory opened from the workspace down without
+    following a link. A link where the checkpoint had a directory (a file of the checkpoint was
+    in it) is replaced by that directory again; nothing is written or removed through a link."""
     result = UndoResult(task_id=task_id)
-    root = workspace.resolve()
+    root = Path(os.path.realpath(workspace))
     for rel in plan.changed:
         path = root / rel
         content = plan.contents[rel]
-        if content is None:
-            if path.is_symlink() or path.exists():
-                path.unlink()
-                _remove_empty_parents(path, root)
-            result.removed.append(rel)
-            continue
-        data, mode = content
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_symlink() or mode == 0o120000:
-            path.unlink(missing_ok=True)
-        if mode == 0o120000:
-            path.symlink_to(os.fsdecode(data))  # a link's target is a name: bytes
-            result.restored.append(rel)
-            continue
-        path.write_bytes(data)
-        if mode is not None:
-            path.chmod(0o755 if mode & 0o111 else 0o644)
+        try:
+            if content is None:
+                remove(path, root)
+                result.removed.append(rel)
+                continue
+            data, mode = content
+            with pinned_parent(path, [root], replace_links=True) as dir_fd:
+                if mode == 0o120000:
+                    replace_with_link(dir_fd, path.name, os.fsdecode(data))  # a link is a name
+                else:
+                    file_mode = None if mode is None else 0o755 if mode & 0o111 else 0o644
+                    replace_file(dir_fd, path.name, data, mode=file_mode, keep_special=False)
+        except Unwritable as exc:
+            raise UndoError(
+                f"undo of task {task_id} stopped at {rel}: {exc.path} is {exc.why}; "
+                f"restored so far: {', '.join(result.restored + result.removed) or 'nothing'}",
+                [rel],
+            ) from exc
         result.restored.append(rel)
     return result

@@ -135,7 +135,8 @@ class _CountedReads:
         real = hashlib.file_digest
 
         def counted(handle: Any, digest: str) -> Any:
-            self.names.append(Path(handle.name).name)
+            # The file is opened as a descriptor (`agentcli.safe_read`): its name is the kernel's.
+            self.names.append(Path(os.readlink(f"/proc/self/fd/{handle.fileno()}")).name)
             return real(handle, digest)
 
         monkeypatch.setattr(snapshots.hashlib, "file_digest", counted)

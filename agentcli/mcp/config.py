@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from agentcli.environment import without_own_credentials
 from agentcli.errors import ConfigError, UsageError
 from agentcli.mcp_entry import ServerEntry, check_server_name
+from agentcli.safe_read import MAX_CONFIG_BYTES, Inside, Unreadable, read_bytes
 from agentcli.settings import Settings
 
 PROJECT_FILE = ".mcp.json"
@@ -78,9 +79,9 @@ def configured_servers(
         origin = settings.origin(f"mcp_servers.{name}")
         found.servers[name] = ConfiguredServer(name, entry, str(origin) if origin else "config")
     project = workspace / PROJECT_FILE
-    if project.is_file():
+    if os.path.lexists(project):  # a pipe or a link there is refused, naming it, not passed over
         if settings.provenance.trusted:
-            found.servers.update(read_servers(project, str(project)))
+            found.servers.update(read_servers(project, str(project), inside=Inside.of(workspace)))
         else:
             found.ignored_file = project
             found.ignored = _names_in(project)
@@ -89,11 +90,16 @@ def configured_servers(
     return found
 
 
-def read_servers(path: Path, source: str, *, flag: bool = False) -> dict[str, ConfiguredServer]:
+def read_servers(
+    path: Path, source: str, *, flag: bool = False, inside: Inside | None = None
+) -> dict[str, ConfiguredServer]:
     """The servers of one `.mcp.json`-format file. A file named on the command line that is not
-    there is a usage error; anything wrong inside a file is a ConfigError naming it."""
+    there is a usage error; anything wrong inside a file is a ConfigError naming it. It is read
+    as config is (`agentcli.safe_read`): a regular file, bounded, inside `inside` if given."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bytes(path, inside=inside, limit=MAX_CONFIG_BYTES).decode("utf-8")
+    except Unreadable as exc:
+        raise ConfigError(f"MCP config {path} is not read: {exc.why}", hint="fix the file") from exc
     except FileNotFoundError as exc:
         if flag:
             raise UsageError(f"--mcp-config {path}: no such file") from exc
@@ -154,7 +160,8 @@ def _problem(name: str, error: Mapping[str, Any]) -> str:
 def _names_in(path: Path) -> list[str]:
     """The server names of a file agentcli will not use (for the notice): never an error."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        inside = Inside.of(path.parent)
+        data = json.loads(read_bytes(path, inside=inside, limit=MAX_CONFIG_BYTES))
     except (OSError, ValueError):
         return []
     servers = data.get("mcpServers") if isinstance(data, dict) else None

@@ -74,7 +74,13 @@ class GitError(Exception):
         self.returncode = returncode
         self.stderr = stderr.strip()
         subcommand = next((a for a in args if not a.startswith("-")), "git")
-        detail = self.stderr.splitlines()[-1] if self.stderr else f"exit {returncode}"
+        lines = self.stderr.splitlines()
+        detail = lines[-1] if lines else f"exit {returncode}"
+        # git's own `error:` line names what failed (`error: pipe.txt: can only add regular
+        # files…`) where its last line only says that something did.
+        cause = next((line for line in lines[:-1] if line.startswith("error: ")), None)
+        if cause is not None:
+            detail = f"{cause}; {detail}"
         super().__init__(f"git {subcommand}: {detail}")
 
 

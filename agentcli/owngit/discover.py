@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.owngit.command import NO_REPOSITORY, GitError, run_git
+from agentcli.safe_read import read_bytes
 
 _GITFILE = re.compile(r"gitdir: *(.+?)\s*$")
 _GITFILE_MAX_BYTES = 4096
@@ -90,11 +91,11 @@ def settle(found: Found, workspace: Path, git: str) -> Layout | None:
 
 
 def _gitfile_target(dotgit: Path) -> Path | None:
-    try:
-        with dotgit.open("rb") as handle:
-            head = handle.read(_GITFILE_MAX_BYTES).decode(errors="surrogateescape")
+    try:  # a regular file, never a pipe (`agentcli.safe_read`); its first line is all git reads
+        data = read_bytes(dotgit, inside=None, limit=_GITFILE_MAX_BYTES, cut=True)
     except OSError:
         return None
+    head = data.decode(errors="surrogateescape")
     found = _GITFILE.match(head.splitlines()[0] if head else "")
     if found is None:
         return None
@@ -104,12 +105,11 @@ def _gitfile_target(dotgit: Path) -> Path | None:
 
 def _common_dir(git_dir: Path) -> Path:
     pointer = git_dir / "commondir"
-    if not pointer.is_file():  # also: never open a FIFO planted there (it would block)
-        return git_dir
-    try:
-        value = pointer.read_text(errors="surrogateescape").strip()
+    try:  # never a FIFO planted there (it would block), never more than a path's worth
+        data = read_bytes(pointer, inside=None, limit=_GITFILE_MAX_BYTES, cut=True)
     except OSError:
         return git_dir
+    value = data.decode(errors="surrogateescape").strip()
     target = Path(value)
     return (target if target.is_absolute() else git_dir / target).resolve()
 

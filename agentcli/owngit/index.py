@@ -46,6 +46,7 @@ from typing import Protocol
 
 from agentcli.owngit.command import GitError
 from agentcli.private import write_private
+from agentcli.safe_read import read_bytes
 
 STATE_VERSION = 1
 RACY_WINDOW_NS = 2_000_000_000
@@ -97,9 +98,8 @@ def snapshot_tree(
 def _keepable(real: Path, git_dir: Path) -> bool:
     if any(git_dir.glob("sharedindex.*")):
         return False
-    try:
-        with real.open("rb") as handle:
-            header = handle.read(8)
+    try:  # the repository's index: a regular file, never a pipe (`agentcli.safe_read`)
+        header = read_bytes(real, inside=None, limit=8, cut=True)
     except FileNotFoundError:
         return True
     except OSError:

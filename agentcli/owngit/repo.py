@@ -43,6 +43,7 @@ from agentcli.owngit.discover import Layout, last_value, locate, settle, user_co
 from agentcli.owngit.index import snapshot_tree
 from agentcli.paths import data_home
 from agentcli.private import private_dir, write_private
+from agentcli.safe_read import MiB, read_bytes
 
 OBJECT_FORMATS = ("sha1", "sha256")
 STAT_SETTINGS = (
@@ -56,6 +57,8 @@ STAT_SETTINGS = (
 """Copied from the repository's config as data: how git compares files with the index's stat
 cache. Anything else there (programs, includes, attributes) is left unread."""
 SCRATCH_MAX_AGE_S = 14 * 24 * 3600
+MAX_SYNCED_BYTES = 16 * MiB
+"""The repository's `info/exclude` is copied for agentcli's own git up to this size."""
 TIDY_EVERY_S = 24 * 3600
 IDENTITY = {
     "GIT_AUTHOR_NAME": "agentcli",
@@ -330,8 +333,8 @@ def _write_if_changed(path: Path, text: str) -> None:
 
 def _sync_file(source: Path, copy: Path) -> None:
     """Make `copy` hold `source`'s bytes (or not exist when `source` is no regular file)."""
-    try:
-        data = source.read_bytes() if source.is_file() else None
+    try:  # the repository's file: a regular one, never a pipe or a device, bounded
+        data: bytes | None = read_bytes(source, inside=None, limit=MAX_SYNCED_BYTES)
     except OSError:
         data = None
     if data is None:

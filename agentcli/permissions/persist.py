@@ -19,6 +19,7 @@ from tomlkit.exceptions import TOMLKitError
 
 from agentcli.errors import UsageError
 from agentcli.private import private_dir
+from agentcli.safe_read import MAX_CONFIG_BYTES, Inside, Unreadable, read_bytes
 
 
 def append_allow_rule(path: Path, rule: str) -> bool:
@@ -31,7 +32,7 @@ def append_allow_rule(path: Path, rule: str) -> bool:
     directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(directory, fcntl.LOCK_EX)
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        text = _current(path)
         if rule in _allow_list(_parse(text, path)):
             return False
         updated = _with_rule(text, rule, path)
@@ -41,6 +42,22 @@ def append_allow_rule(path: Path, rule: str) -> bool:
         return True
     finally:
         os.close(directory)
+
+
+def _current(path: Path) -> str:
+    """The file's text now ("" when there is none), read as config is read
+    (`agentcli.safe_read`: a regular file, bounded, never a pipe or a device, and inside the
+    directory that holds its own: the workspace for `.agentcli/config.local.toml`, the data
+    dir for the answers kept for an untrusted workspace)."""
+    if not os.path.lexists(path):
+        return ""
+    inside = Inside.of(path.parent.parent)
+    try:
+        return read_bytes(path, inside=inside, limit=MAX_CONFIG_BYTES).decode("utf-8")
+    except Unreadable as exc:
+        raise UsageError(f"config file {path} is not read: {exc.why}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"config file {path} is not UTF-8 text") from exc
 
 
 def _parse(text: str, path: Path) -> dict[str, Any]:

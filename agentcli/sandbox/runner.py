@@ -33,6 +33,7 @@ from pathlib import Path
 from agentcli import environment
 from agentcli.confinement import Confinement, PreparedCommand, Profile
 from agentcli.owngit.discover import locate
+from agentcli.safe_read import MAX_PROJECT_FILE_BYTES, Inside, read_bytes
 from agentcli.sandbox.bootstrap import helper_argv, helper_python
 from agentcli.sandbox.explain import SandboxLimits, explain
 
@@ -213,10 +214,13 @@ def _git_programs(git: Iterable[Path]) -> list[Path]:
 def _submodule_git_files(workspace: Path) -> list[Path]:
     """The `.git` files of the submodules `.gitmodules` lists (`path = …`): git metadata too, a
     redirected one points the user's own git at a git dir a command wrote."""
-    try:
-        text = (workspace / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    try:  # a pipe, a device or a link out is no .gitmodules (`agentcli.safe_read`)
+        data = read_bytes(
+            workspace / ".gitmodules", inside=Inside.of(workspace), limit=MAX_PROJECT_FILE_BYTES
+        )
     except OSError:
         return []
+    text = data.decode("utf-8", errors="replace")
     found = []
     for match in re.finditer(r"^\s*path\s*=\s*(.+?)\s*$", text, re.MULTILINE):
         dotgit = workspace / match.group(1).strip('"') / ".git"

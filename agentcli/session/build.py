@@ -21,7 +21,7 @@ from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
-from agentcli.instructions import instruction_files, system_prompt
+from agentcli.instructions import load_instructions, system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.mcp.config import configured_servers
 from agentcli.mcp.session import problem_reporter, start_servers
@@ -98,12 +98,15 @@ def open_live(
     prompter: Prompter | None = None,
     say: Callable[[str], None] = lambda _notice: None,
     announce: Callable[[Settings], None] = lambda _settings: None,
+    warn: Callable[[str], None] | None = None,
     model_factory: ModelFactory | None = None,
 ) -> LiveSession:
     """The live session `options` ask for (`run`, the REPL): a new one, or the recorded one
     `--resume ID` / `--continue` name. `announce` hears the settings of each session it starts
     (to say what an untrusted workspace's config could not set); `say` what the user should
-    hear once at the start; `model_factory` replaces the provider's clients (tests)."""
+    hear once at the start; `warn` what they must hear whatever the output (a file of the
+    workspace agentcli refused to read; default: a warning Notice event); `model_factory`
+    replaces the provider's clients (tests)."""
 
     def build(*, resume: bool) -> tuple[ConversationManager, ModelFactory]:
         target = (
@@ -121,6 +124,7 @@ def open_live(
             model_factory=model_factory,
             prompter=prompter,
             say=say,
+            warn=warn,
             mcp_config=options.mcp_config,
         )
 
@@ -137,13 +141,15 @@ def build_manager(
     model_factory: ModelFactory | None = None,
     prompter: Prompter | None = None,
     say: Callable[[str], None] = lambda _notice: None,
+    warn: Callable[[str], None] | None = None,
     mcp_config: Sequence[Path] = (),
 ) -> ConversationManager:
     """The session for `run` and the REPL: permissions and sandbox, budget, acceptance
     checks, the model client (the provider's, `provider_factory`, unless a factory is given),
     the journal (new, or resumed and recovered) and the tools of the MCP servers configured
     (`mcp_config`: `--mcp-config` files). `say` gets what the user should hear once at the
-    start (e.g. that no sandbox is available)."""
+    start (e.g. that no sandbox is available); `warn` what they must hear whatever the output
+    (a file of the workspace agentcli refused to read; default: a warning Notice event)."""
     manager, _models = _build(
         target,
         settings,
@@ -152,6 +158,7 @@ def build_manager(
         model_factory=model_factory,
         prompter=prompter,
         say=say,
+        warn=warn,
         mcp_config=mcp_config,
     )
     return manager
@@ -167,6 +174,7 @@ def _build(
     prompter: Prompter | None,
     say: Callable[[str], None],
     mcp_config: Sequence[Path],
+    warn: Callable[[str], None] | None = None,
 ) -> tuple[ConversationManager, ModelFactory]:
     """The manager, and the factory that made its model client (a model switch uses it)."""
     workspace = target.workspace
@@ -192,7 +200,7 @@ def _build(
     # Once, before the model can write anything: is the workspace a git repository? Snapshots,
     # checkpoints and recovery all use this answer for the whole session (owngit.decision).
     git = decide(workspace)
-    instructions = instruction_files(workspace)
+    instructions = load_instructions(workspace)
     model, session = open_with_model(
         target.resumed,
         model_factory,
@@ -215,6 +223,8 @@ def _build(
     )
     for notice in [*([moved] if moved else []), *notices]:
         events(Notice(level="warning", message=notice))
+    for notice in instructions.skipped:
+        (warn or (lambda n: events(Notice(level="warning", message=n))))(notice)
     # Only for a session that will run: a refused one (busy, no API key) starts no program.
     mcp = start_servers(mcp_servers, workspace, report=problem_reporter(events, say), say=say)
     manager = ConversationManager(
@@ -231,8 +241,8 @@ def _build(
         prompter=prompter or NonInteractivePrompter(),
         journal=session.journal,
         checkpoints=session.checkpoints,
-        system=system_prompt(workspace, files=instructions),
-        instruction_files=tuple(instructions),
+        system=system_prompt(workspace, instructions=instructions),
+        instruction_files=tuple(instructions.paths),
         events=events,
         budget=budget,
         loop_settings=LoopSettings(denial_limit=permissions.denial_limit, effort=settings.effort),

@@ -103,7 +103,7 @@ class EditFile(FileWriteTool[EditFileInput, EditPlan]):
     def plan(self, args: EditFileInput, ctx: ToolContext, *, check: bool) -> EditPlan:
         path = write_target(args.path, ctx)
         shown = display_path(path, ctx.workspace)
-        before = read_nofollow(path)
+        before = read_nofollow(path, confinement_roots(ctx.workspace, ctx.extra_dirs))
         if before is None:
             raise ToolError(
                 ToolErrorKind.NOT_FOUND,

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.permissions.screen import SearchScreen
+from agentcli.safe_read import kind_of
 from agentcli.tools.base import ToolContext, ToolOutput
 from agentcli.tools.output import NOTICE_ROOM, new_spill_path, read_on, save_spill
 from agentcli.tools.paths import display_path
@@ -111,6 +112,7 @@ class Grep(SearchTool[GrepInput]):
 
     async def call(self, args: GrepInput, ctx: ToolContext) -> ToolOutput:
         target = search_root(args.path, ctx)
+        _searchable(target, ctx)
         cwd, arg = (target, ".") if target.is_dir() else (target.parent, target.name)
         shown_cwd = display_path(cwd, ctx.workspace)
         prefix = "" if shown_cwd == "." else f"{shown_cwd}/"
@@ -135,6 +137,21 @@ class Grep(SearchTool[GrepInput]):
         shown = display_path(target, ctx.workspace)
         withheld = screen.notice(shown) if target.is_dir() else ""
         return _format(args, hits, shown, ctx, "\n".join(filter(None, [note, withheld])))
+
+
+def _searchable(target: Path, ctx: ToolContext) -> None:
+    """Refuse a named path that is no regular file or directory: ripgrep opens a file it is
+    named (a named pipe would block it forever; it passes such files over in a directory)."""
+    try:
+        kind = kind_of(target)
+    except OSError:
+        return  # gone: ripgrep says so
+    if kind is not None and kind != "a directory":
+        shown = display_path(target, ctx.workspace)
+        raise ToolError(
+            ToolErrorKind.INVALID_ARGUMENTS,
+            f"{shown} is {kind}, not a regular file; grep searches regular files only",
+        )
 
 
 def _rg_flags(args: GrepInput, arg: str, selection: list[str]) -> list[str]:

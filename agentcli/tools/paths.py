@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.fsnames import from_model
+from agentcli.safe_read import Inside, Reason, Unreadable
 
 
 def confinement_roots(workspace: Path, extra_roots: Iterable[Path] = ()) -> list[Path]:
     """The real paths file tools may touch: the workspace first, then the added directories."""
     return [Path(os.path.realpath(workspace)), *(Path(os.path.realpath(r)) for r in extra_roots)]
+
+
+@functools.lru_cache(maxsize=64)
+def inside_of(roots: tuple[Path, ...]) -> Inside:
+    """The roots a file tool may open files under, resolved once: this runs for every read,
+    and the directories of a session do not move while it runs (were one replaced, its paths
+    would resolve elsewhere and be refused, never let through)."""
+    return Inside.of(*roots)
 
 
 def resolve_confined(raw: str, workspace: Path, extra_roots: Iterable[Path] = ()) -> Path:
@@ -63,3 +73,18 @@ def display_path(path: Path, workspace: Path) -> str:
         return str(path.relative_to(Path(os.path.realpath(workspace))))
     except ValueError:
         return str(path)
+
+
+def refusal(exc: Unreadable, shown: str, what: str) -> ToolError:
+    """The typed tool error for a file `agentcli.safe_read` would not open: one that is no
+    regular file (a named pipe, a device) is the wrong argument, one that leads outside the
+    workspace is not permitted. `what`: what the tool does with regular files
+    (`read_file reads`)."""
+    if exc.reason in (Reason.OUTSIDE, Reason.LINK):
+        return ToolError(
+            ToolErrorKind.PERMISSION_DENIED,
+            f"{shown} is {exc.why}; file tools only work inside the workspace",
+        )
+    return ToolError(
+        ToolErrorKind.INVALID_ARGUMENTS, f"{shown} is {exc.why}; {what} regular files only"
+    )

@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import Field, PrivateAttr
 
 from agentcli.errors import ToolError, ToolErrorKind
+from agentcli.safe_read import Reason, Unreadable, read_bytes
 from agentcli.tools.base import (
     PermissionTarget,
     Resources,
@@ -23,12 +24,11 @@ from agentcli.tools.base import (
     file_resource,
 )
 from agentcli.tools.output import split_lines
-from agentcli.tools.paths import display_path, resolve_confined
-from agentcli.tools.textfile import content_hash, decode, looks_binary
+from agentcli.tools.paths import display_path, inside_of, refusal, resolve_confined
+from agentcli.tools.textfile import MAX_FILE_BYTES, content_hash, decode, looks_binary
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
-MAX_FILE_BYTES = 50 * 1024 * 1024
 FOOTER_ROOM = 400
 
 _IMAGE_MAGIC = {
@@ -96,7 +96,7 @@ class ReadFile(Tool[ReadFileInput]):
     async def call(self, args: ReadFileInput, ctx: ToolContext) -> ToolOutput:
         path = self._path(args, ctx)
         shown = display_path(path, ctx.workspace)
-        data = _read_bytes(path, shown)
+        data = _read_bytes(path, shown, ctx)
         # Recorded before the text check: a binary file the model has looked at may be
         # overwritten as knowingly as a text file.
         ctx.read_hashes[path] = content_hash(data)
@@ -124,22 +124,29 @@ class ReadFile(Tool[ReadFileInput]):
         )
 
 
-def _read_bytes(path: Path, shown: str) -> bytes:
-    if not path.exists():
-        raise ToolError(ToolErrorKind.NOT_FOUND, f"{shown} does not exist")
-    if path.is_dir():
+def _read_bytes(path: Path, shown: str, ctx: ToolContext) -> bytes:
+    """The file's bytes, through `agentcli.safe_read`: a regular file of the workspace (never
+    a named pipe, whose open would block, or a device), at most MAX_FILE_BYTES."""
+    inside = inside_of((ctx.workspace, *ctx.extra_dirs, ctx.data_dir))
+    try:  # `path` is resolved: a link in it now was swapped in since, and is refused
+        return read_bytes(path, inside=inside, limit=MAX_FILE_BYTES, follow=False)
+    except FileNotFoundError as exc:
+        raise ToolError(ToolErrorKind.NOT_FOUND, f"{shown} does not exist") from exc
+    except IsADirectoryError as exc:
         raise ToolError(
             ToolErrorKind.INVALID_ARGUMENTS,
             f"{shown} is a directory; use glob to list the files in it",
-        )
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise ToolError(
-            ToolErrorKind.INVALID_ARGUMENTS,
-            f"{shown} is {size} bytes; files over {MAX_FILE_BYTES} bytes are not read "
-            "(use grep to find the part you need)",
-        )
-    return path.read_bytes()
+        ) from exc
+    except Unreadable as exc:
+        if exc.reason is Reason.TOO_LARGE:
+            raise ToolError(
+                ToolErrorKind.INVALID_ARGUMENTS,
+                f"{shown} is {exc.why} of read_file: larger files are not read "
+                "(use grep to find the part you need)",
+            ) from exc
+        raise refusal(exc, shown, "read_file reads") from exc
+    except OSError as exc:
+        raise ToolError(ToolErrorKind.OS_ERROR, f"cannot read {shown}: {exc.strerror}") from exc
 
 
 def _refuse_non_text(data: bytes, shown: str) -> None:

@@ -13,7 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from agentcli.globs import GlobSyntaxError, glob_to_regex
+from agentcli.safe_read import read_bytes
 from agentcli.tools.output import split_lines
+from agentcli.tools.textfile import MAX_FILE_BYTES
 
 FALLBACK_NOTE = (
     "(ripgrep not found: searched with a slower pure-Python fallback that does not apply "
@@ -79,8 +81,8 @@ def glob_matches(rel: str, pattern: str) -> bool:
 
 def read_text_file(path: Path) -> list[str] | None:
     """The lines of a text file, or None for binary or unreadable files."""
-    try:
-        data = path.read_bytes()
+    try:  # never a pipe or a device, never through a link, never a huge file
+        data = read_bytes(path, inside=None, limit=MAX_FILE_BYTES, follow=False)
     except OSError:
         return None
     if b"\x00" in data[:8192]:

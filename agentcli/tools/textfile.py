@@ -1,28 +1,28 @@
 """Text files as the file tools see them.
 
 Owns: decoding with the file's encoding and line endings kept (so an edit never turns CRLF into
-LF or UTF-16 into UTF-8), content hashes and the stale-read guard, and the one way a tool writes
-a file: atomically (temp file + rename, so a crash leaves the old or the new content, never half
-of it) through a pinned parent directory and with `O_NOFOLLOW`, so a symlink swapped in after
-the path check cannot redirect the write outside the workspace.
+LF or UTF-16 into UTF-8), content hashes and the stale-read guard, and how a tool reads the file
+it changes (`agentcli.safe_read`: a regular file, never a pipe, never through a link) and writes
+it (`agentcli.safe_write`: atomically, through a pinned parent directory and with `O_NOFOLLOW`,
+so a symlink swapped in after the path check cannot redirect the write outside the workspace),
+with their refusals as the typed tool errors the model sees.
 """
 
 from __future__ import annotations
 
 import codecs
-import contextlib
 import errno
 import hashlib
-import os
-import stat
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentcli.errors import ToolError, ToolErrorKind
+from agentcli.safe_read import Inside, Reason, Unreadable, read_bytes
+from agentcli.safe_write import Unwritable, pinned_parent, replace_file
 from agentcli.tools.base import ToolContext
+from agentcli.tools.paths import refusal
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -30,6 +30,8 @@ _BOMS = (
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
 BINARY_SNIFF_BYTES = 8192
+MAX_FILE_BYTES = 50 * 1024 * 1024
+"""The largest file the file tools read (or read to change it)."""
 
 
 def content_hash(data: bytes) -> str:
@@ -98,26 +100,31 @@ def with_newline(text: str, newline: str) -> str:
     return unified if newline == "\n" else unified.replace("\n", newline)
 
 
-def read_nofollow(path: Path) -> bytes | None:
-    """The file's bytes, or None if it does not exist. Refuses a symlink in the last component
-    (the path is already resolved, so one appearing now was swapped in)."""
+def read_nofollow(path: Path, roots: Iterable[Path]) -> bytes | None:
+    """The file's bytes, or None if it does not exist. `path` is already resolved, so a link
+    anywhere in it now was swapped in: refused, as is anything but a regular file (a named pipe
+    would block the open) and a file over MAX_FILE_BYTES (`agentcli.safe_read`)."""
+    shown = str(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        return read_bytes(path, inside=Inside(tuple(roots)), limit=MAX_FILE_BYTES, follow=False)
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
-        raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"{path} is a directory") from exc
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
+        raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"{shown} is a directory") from exc
+    except Unreadable as exc:
+        if exc.reason is Reason.LINK:
             raise ToolError(
                 ToolErrorKind.PERMISSION_DENIED,
-                f"{path} was replaced by a symlink after its path was checked; refusing it",
+                f"{shown} was replaced by a symlink after its path was checked; refusing it",
             ) from exc
+        if exc.reason is Reason.TOO_LARGE:
+            raise ToolError(
+                ToolErrorKind.INVALID_ARGUMENTS,
+                f"{shown} is {exc.why} of the file tools: it cannot be changed with them",
+            ) from exc
+        raise refusal(exc, shown, "the write tools change") from exc
+    except OSError as exc:
         raise _os_error(path, exc) from exc
-    with os.fdopen(fd, "rb") as handle:
-        if stat.S_ISDIR(os.fstat(handle.fileno()).st_mode):
-            raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"{path} is a directory")
-        return handle.read()
 
 
 def check_fresh(path: Path, current: bytes | None, ctx: ToolContext, shown: str) -> None:
@@ -159,7 +166,8 @@ class WritePlan:
 
 def commit(plan: WritePlan, ctx: ToolContext, roots: Iterable[Path]) -> None:
     """Carry out a plan, unless the file changed after the plan was made."""
-    current = read_nofollow(plan.path)
+    roots = list(roots)
+    current = read_nofollow(plan.path, roots)
     if current != plan.before:
         raise ToolError(
             ToolErrorKind.CONFLICT,
@@ -171,106 +179,41 @@ def commit(plan: WritePlan, ctx: ToolContext, roots: Iterable[Path]) -> None:
 
 
 def write_atomic(path: Path, data: bytes, roots: Iterable[Path]) -> None:
-    """Replace or create `path` (a resolved real path inside one of `roots`) with `data`.
-    A write the file system refuses (read-only, full, ...) is a ToolError with its reason, and
-    the file is as it was: the temp file never replaced it."""
-    dir_fd = _open_parent(path, roots)
+    """Replace or create `path` (a resolved real path inside one of `roots`) with `data`,
+    through a pinned parent (`agentcli.safe_write`). A write the file system refuses
+    (read-only, full, ...) is a ToolError with its reason, and the file is as it was: the temp
+    file never replaced it."""
     try:
-        _replace_in_dir(dir_fd, path.name, data)
+        with pinned_parent(path, roots) as dir_fd:
+            replace_file(dir_fd, path.name, data)
+    except Unwritable as exc:
+        if exc.why == "outside the workspace":
+            raise ToolError(
+                ToolErrorKind.PERMISSION_DENIED, f"{path} is outside the workspace"
+            ) from exc
+        if exc.why == "a directory" or exc.why.endswith("not a directory"):
+            raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, f"{exc.path} is {exc.why}") from exc
+        if exc.path != Path(path.name):  # a directory on the way
+            raise ToolError(
+                ToolErrorKind.PERMISSION_DENIED,
+                f"{exc.path} is a symlink (it was not when the path was checked); "
+                "nothing was written",
+            ) from exc
+        kind = "a symlink" if exc.why == "a link" else "not a regular file"
+        raise ToolError(
+            ToolErrorKind.PERMISSION_DENIED, f"{path.name} is {kind}; nothing was written"
+        ) from exc
+    except (NotADirectoryError, FileNotFoundError) as exc:
+        raise _os_error(path, exc) from exc
     except OSError as exc:
         raise ToolError(
             ToolErrorKind.OS_ERROR, f"cannot write {path}: {_reason(exc)}; nothing was written"
         ) from exc
-    finally:
-        os.close(dir_fd)
-
-
-def _open_parent(path: Path, roots: Iterable[Path]) -> int:
-    """Open `path`'s directory by walking down from its root one component at a time with
-    O_NOFOLLOW, creating what is missing: a symlink swapped into the chain after the path was
-    checked is refused instead of followed, and nothing is created outside the root."""
-    inside = [r for r in roots if r == path.parent or r in path.parent.parents]
-    if not inside:
-        raise ToolError(ToolErrorKind.PERMISSION_DENIED, f"{path} is outside the workspace")
-    root = max(inside, key=lambda r: len(r.parts))
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-    try:
-        fd = os.open(root, flags)
-    except OSError as exc:
-        raise _os_error(root, exc) from exc
-    walked = root
-    for part in path.parent.relative_to(root).parts:
-        walked = walked / part
-        try:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(part, 0o777, dir_fd=fd)
-            next_fd = os.open(part, flags | os.O_NOFOLLOW, dir_fd=fd)
-        except OSError as exc:
-            is_link = _is_symlink(part, fd)
-            os.close(fd)
-            if is_link:
-                raise ToolError(
-                    ToolErrorKind.PERMISSION_DENIED,
-                    f"{walked} is a symlink (it was not when the path was checked); "
-                    "nothing was written",
-                ) from exc
-            raise _os_error(walked, exc) from exc
-        os.close(fd)
-        fd = next_fd
-    return fd
-
-
-def _is_symlink(name: str, dir_fd: int) -> bool:
-    try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-
-
-def _replace_in_dir(dir_fd: int, name: str, data: bytes) -> None:
-    try:
-        existing = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        existing = None
-    if existing is not None and not stat.S_ISREG(existing.st_mode):
-        kind = "a symlink" if stat.S_ISLNK(existing.st_mode) else "not a regular file"
-        raise ToolError(ToolErrorKind.PERMISSION_DENIED, f"{name} is {kind}; nothing was written")
-    if existing is not None:
-        _check_writable(dir_fd, name)
-    temp = f".{name}.agentcli-{uuid.uuid4().hex[:8]}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(temp, flags, 0o666, dir_fd=dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            if existing is not None:
-                os.fchmod(handle.fileno(), stat.S_IMODE(existing.st_mode))
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp, dir_fd=dir_fd)
-        raise
 
 
 # The path itself is wrong (the model can fix it); anything else is the file system's own
 # refusal (permissions, read-only, full, I/O error): an `os_error` with the reason.
 _BAD_PATH = frozenset({errno.ENOTDIR, errno.ENOENT, errno.EISDIR, errno.ENAMETOOLONG})
-
-
-def _check_writable(dir_fd: int, name: str) -> None:
-    """Raise the OS's reason if the existing file `name` may not be written (read-only mode,
-    immutable, a read-only file system). Replacing it by rename would get past a read-only
-    mode in a writable directory; a read-only file is the user's word that it stays as it is.
-    Opening it for writing, without truncating, changes nothing."""
-    try:
-        fd = os.open(name, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno != errno.ETXTBSY:  # a running program: replacing it is fine
-            raise
-    else:
-        os.close(fd)
 
 
 def _os_error(path: Path, exc: OSError) -> ToolError:

@@ -69,7 +69,7 @@ class WriteFile(FileWriteTool[WriteFileInput, WritePlan]):
     def plan(self, args: WriteFileInput, ctx: ToolContext, *, check: bool) -> WritePlan:
         path = write_target(args.path, ctx)
         shown = display_path(path, ctx.workspace)
-        before = read_nofollow(path)
+        before = read_nofollow(path, confinement_roots(ctx.workspace, ctx.extra_dirs))
         if check:
             check_fresh(path, before, ctx, shown)
         if before is None or looks_binary(before):

@@ -13,6 +13,7 @@ stays valid, exit 130); a second one exits at once.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import os
 import signal
@@ -98,6 +99,7 @@ def open_run_session(
         prompter=prompter,
         say=say,
         announce=lambda settings: announce_untrusted(settings, events),
+        warn=functools.partial(announce, events=events),
         model_factory=model_factory,
     )
 
@@ -108,14 +110,19 @@ def say(notice: str) -> None:
 
 
 def announce_untrusted(settings: Settings, events: EventSink) -> None:
-    """What was ignored of an untrusted workspace's config is said once: as a Notice
-    (stream-json, the REPL; text progress prints it on stderr) and on stderr wherever the
-    Notice would not land there."""
+    """What was ignored of an untrusted workspace's config is said once (`announce`)."""
     notice = untrusted_notice(settings)
     if notice is not None:
-        events(Notice(level="warning", message=notice))
-        if isinstance(events, StreamJson) or (isinstance(events, TextProgress) and events.quiet):
-            say(notice)
+        announce(notice, events)
+
+
+def announce(notice: str, events: EventSink) -> None:
+    """A warning the user must hear whatever the output format: as a Notice (stream-json,
+    the REPL; text progress prints it on stderr) and on stderr wherever the Notice would not
+    land there."""
+    events(Notice(level="warning", message=notice))
+    if isinstance(events, StreamJson) or (isinstance(events, TextProgress) and events.quiet):
+        say(notice)
 
 
 async def _run_with_signals(live: LiveSession, prompt: str) -> TaskResult:

@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.text import Text
 
+from agentcli.safe_read import Inside, read_bytes
 from agentcli.truncation import one_line
 from agentcli.ui.term.safe import visible
 
@@ -33,10 +34,8 @@ def read_image(workspace: Path, inp: dict[str, Any]) -> bytes | None:
     if not isinstance(raw, str) or not raw:
         return None
     path = Path(raw) if Path(raw).is_absolute() else workspace / raw
-    try:
-        if path.stat().st_size > MAX_IMAGE_BYTES:
-            return None
-        return path.read_bytes()
+    try:  # as the tools read it: a regular file of the workspace, bounded (`safe_read`)
+        return read_bytes(path, inside=Inside.of(workspace), limit=MAX_IMAGE_BYTES)
     except OSError:
         return None
 
