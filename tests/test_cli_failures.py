@@ -481,7 +481,7 @@ def test_a_failure_after_the_session_exists_names_it(
     def scripted(options: Any, events: Any, **kwargs: Any) -> LiveSession:
         return real(options, events, model_factory=lambda _name: ScriptedModel([]))
 
-    async def broken(self: ConversationManager, prompt: str) -> Any:
+    async def broken(self: ConversationManager, prompt: str, **_kwargs: Any) -> Any:
         raise RuntimeError("lost the plot")
 
     monkeypatch.setattr(agentcli.ui.run, "open_run_session", scripted)
