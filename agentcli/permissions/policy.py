@@ -46,10 +46,10 @@ from agentcli.permissions.commands import (
     searched_dirs,
 )
 from agentcli.permissions.confine import escalated
-from agentcli.permissions.persist import append_allow_rule
+from agentcli.permissions.persist import append_allow_rule, keep_out_of_git
 from agentcli.permissions.protected import is_protected_path, protected_write_reason
 from agentcli.permissions.readonly import is_read_only_part
-from agentcli.permissions.rules import PATH_CLASSES, Rule, RuleKind, RuleSet, RulesView, parse_rule
+from agentcli.permissions.rules import PATH_CLASSES, Rule, RuleKind, RuleSet, RulesView
 from agentcli.permissions.screen import SearchScreen
 from agentcli.permissions.shell import ParsedCommand, SimpleCommand, parse_command
 from agentcli.permissions.suggest import command_rule, path_rule
@@ -94,20 +94,32 @@ class RulePolicy:
         for text in self._groups.get(rule, (rule,)):
             if any(existing.text == text for existing in self.rules.allow):
                 continue
-            self.rules.allow.append(parse_rule(text, "session"))
-            if self.persist_to is None:
-                continue
-            try:
-                append_allow_rule(self.persist_to, text)
-            except (OSError, UsageError) as exc:
-                why = exc.message if isinstance(exc, UsageError) else str(exc)
-                self.notices.append(f"{text} is allowed for this session only: {why}")
+            source = "session"
+            if self.persist_to is not None:
+                try:
+                    append_allow_rule(self.persist_to, text)
+                    source = str(self.persist_to)
+                except (OSError, UsageError) as exc:
+                    why = exc.message if isinstance(exc, UsageError) else str(exc)
+                    self.notices.append(f"{text} is allowed for this session only: {why}")
+                else:
+                    self._keep_personal(self.persist_to)
+            self.rules.add(RuleKind.ALLOW, [text], source, granted=True)
+
+    def _keep_personal(self, path: Path) -> None:
+        """A rules file in the workspace is the user's own: the repository ignores it."""
+        if self.workspace is None or not path.is_relative_to(self.workspace):
+            return  # kept in agentcli's data dir: no repository's business
+        try:
+            keep_out_of_git(path)
+        except OSError as exc:
+            self.notices.append(f"{path} could not be added to git's ignored files: {exc}")
 
     def rules_view(self) -> RulesView:
         return self.rules.view()
 
     def add_rule(self, kind: RuleKind, text: str, source: str = "session") -> None:
-        self.rules.add(kind, [text], source)
+        self.rules.add(kind, [text], source, granted=True)
 
     def take_notices(self) -> list[str]:
         taken, self.notices = self.notices, []

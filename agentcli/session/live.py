@@ -158,11 +158,11 @@ class LiveSession:
         keeping the rules granted during the session. Returns what the user should hear."""
         settings = self._manager.settings.model_copy(update={"permission_mode": mode})
         permissions = build_permissions(settings=settings, workspace=self.workspace)
-        granted = self.rules()
+        now = self.rules()
         for kind in RuleKind:
-            for rule in granted.of(kind):
-                if rule.source == "session":
-                    permissions.policy.add_rule(kind, rule.text, "session")
+            for rule in now.of(kind):
+                if rule.granted:
+                    permissions.policy.add_rule(kind, rule.text, rule.source)
         self._manager.use_permissions(permissions.policy, permissions.sandbox, settings)
         self._options.permission_mode = mode.value
         self.record_settings(permission_mode=mode.value)

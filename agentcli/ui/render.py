@@ -34,10 +34,11 @@ from agentcli.events import (
     ToolCallStarted,
 )
 from agentcli.tasks import TaskResult
-from agentcli.terminal_reason import TerminalReason
 from agentcli.truncation import one_line
 from agentcli.ui.term.safe import safe_console, visible
 
+ANSWERED = frozenset({"end_turn", "stop_sequence"})
+"""Stop reasons of a response that ended the model's turn: its text is the answer."""
 PROGRESS_CHARS = 240
 """How much of what the model says between tool calls a progress line shows."""
 
@@ -230,9 +231,10 @@ def print_result(
     elif output_format == "stream-json":
         (stream or StreamJson()).finish(result)
     else:
-        # Only an answer goes to stdout: what the model said on its way before a cancel, a
-        # timeout or a limit is narration ("Running a slow command."), not an answer.
-        if result.final_text and result.reason is TerminalReason.COMPLETED:
+        # Only an answer goes to stdout: the text of a response that ended the model's turn.
+        # What it said on its way before a cancel, a timeout or a limit stopped it is narration
+        # ("Running a slow command."), not an answer.
+        if result.final_text and result.stop_reason in ANSWERED:
             sys.stdout.write(visible(result.final_text.rstrip("\n")) + "\n")
         if not quiet:
             _print_verdict(result)
