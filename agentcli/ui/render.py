@@ -22,6 +22,7 @@ from agentcli.events import (
     AcceptanceFinished,
     AcceptanceStarted,
     Event,
+    HookFinished,
     ModelResponded,
     ModelRetrying,
     Notice,
@@ -124,6 +125,8 @@ class TextProgress:
             )
         if isinstance(event, PermissionDecided) and event.decision == "deny":
             return _text(("denied", "red"), (f" {event.name}: {event.reason}", ""))
+        if isinstance(event, HookFinished) and event.blocked:
+            return _text(*hook_block_line(event))
         if isinstance(event, Notice):
             return _text((event.message, "dim" if event.level == "info" else "yellow"))
         if isinstance(event, AcceptanceStarted):
@@ -144,6 +147,16 @@ class TextProgress:
             ran = f" {event.command} (exit {event.exit_code}, {event.duration_s:.1f}s)"
             return _text(verdict, (ran, ""))
         return None
+
+
+def hook_block_line(event: HookFinished) -> tuple[tuple[str, str], ...]:
+    """The one line a blocking hook gets (text progress, the REPL), as (text, style) parts."""
+    what = "stopped" if event.decision == "stop" else "blocked"
+    return (
+        (f"{what} by hook", "red"),
+        (f" {event.event} `{shorten(event.command, 80)}` ({event.source}): ", ""),
+        (one_line(event.reason, PROGRESS_CHARS), ""),
+    )
 
 
 STREAM_SCHEMA_VERSION = 1
