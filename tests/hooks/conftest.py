@@ -5,7 +5,6 @@ Messages API."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -67,17 +66,19 @@ def project_hooks(workspace: Path, *tables: str, local: bool = False) -> Path:
     return path
 
 
-def cli(*args: str, server: FakeMessagesServer | None, cwd: Path, stdin: str = "", **env: str) -> (
-    subprocess.CompletedProcess[str]
-):
-    """`agentcli ARGS` in-process, pointed at the fake server."""
-    given = {} if server is None else {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"}
+def cli(
+    *args: str, server: FakeMessagesServer | None, cwd: Path, stdin: str = "", **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`agentcli ARGS` in-process, pointed at the fake server (if any)."""
+    given = {}
+    if server is not None:
+        given = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"}
     return decoded(run_in_process(*args, cwd=cwd, env={**given, **env}, stdin=stdin))
 
 
-def run_json(workspace: Path, server: FakeMessagesServer, *args: str) -> tuple[
-    subprocess.CompletedProcess[str], dict[str, Any]
-]:
+def run_json(
+    workspace: Path, server: FakeMessagesServer, *args: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     """`agentcli run --output-format json ARGS`: the process and its result object."""
     proc = cli("run", *args, "--output-format", "json", server=server, cwd=workspace)
     lines = proc.stdout.strip().splitlines()
@@ -91,5 +92,31 @@ def trust_and_approve(workspace: Path) -> None:
     assert approved.returncode == 0, approved.stderr
 
 
-def env_without_keys() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if "KEY" not in k}
+def sandbox_works() -> bool:
+    from agentcli.sandbox.support import probe_support
+
+    return probe_support().ok
+
+
+requires_sandbox = pytest.mark.skipif(
+    not sandbox_works(), reason="no OS sandbox on this kernel: repository hooks cannot run"
+)
+
+
+def records(log: Path) -> list[dict[str, Any]]:
+    """The JSON lines a logging hook wrote (one per run)."""
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+def logging_hook(path: Path, log: Path, then: str = "") -> Path:
+    """A Python hook that appends its stdin JSON (and its environment's agentcli names) to
+    `log`, then runs `then`."""
+    body = (
+        "data['env'] = {k: os.environ.get(k) for k in "
+        "('AGENTCLI_PROJECT_DIR', 'CLAUDE_PROJECT_DIR', 'AGENTCLI_SESSION_ID')}\n"
+        f"with open({str(log)!r}, 'a') as out:\n"
+        "    out.write(json.dumps(data) + '\\n')\n"
+    )
+    return python_hook(path, body + then)
