@@ -48,7 +48,7 @@ def test_session_start_and_prompt_context_go_to_the_model_with_the_prompt(
         hook_table("SessionEnd", str(end)),
     )
     server.push(stream_message([text("noted")]))
-    proc, result = run_json(workspace, server, "the login bug")
+    proc, _result = run_json(workspace, server, "the login bug")
     assert proc.returncode == 0, proc.stderr
     blocks = sent_prompt(server)
     assert blocks[0] == "the login bug"  # the prompt itself is untouched
@@ -276,7 +276,7 @@ def test_the_transcript_is_the_session_so_far_as_jsonl(
         stream_message([tool_use("read_file", {"path": "a.txt"}, id="r1")]),
         stream_message([text("it holds a")]),
     )
-    proc, result = run_json(workspace, server, "what is in a.txt")
+    _proc, result = run_json(workspace, server, "what is in a.txt")
     [seen] = records(log)
     path = Path(seen["transcript_path"])
     assert path.parent == data_home() / "sessions" / result["session_id"]
@@ -294,7 +294,7 @@ def test_a_hook_printing_a_megabyte_is_capped_for_the_model(
     big = python_hook(tmp_path / "big.py", "print('x' * 1_000_000)\n")
     user_hooks(hook_table("UserPromptSubmit", str(big)))
     server.push(stream_message([text("ok")]))
-    proc, result = run_json(workspace, server, "go")
+    proc, _result = run_json(workspace, server, "go")
     assert proc.returncode == 0, proc.stderr
     context = sent_prompt(server)[1]
     assert len(context) < 11_000

@@ -128,7 +128,7 @@ def test_a_hooks_ask_makes_an_allowed_call_ask_and_no_one_can_answer_headless(
         stream_message([tool_use("read_file", {"path": "a.txt"}, id="r1")]),
         stream_message([text("could not")]),
     )
-    proc, result = run_json(workspace, server, "read a.txt")
+    _proc, result = run_json(workspace, server, "read a.txt")
     assert result["tool_calls"][0]["status"] == "denied"
     [denial] = result["permission_denials"]
     assert "a person should look at this read" in denial["reason"]
@@ -158,7 +158,7 @@ def test_a_hooks_allow_skips_the_question_but_not_a_deny_rule_and_commands_stay_
         ),
         stream_message([text("done")]),
     )
-    proc, result = run_json(workspace, server, "go", "--deny", "shell(rm *)")
+    _proc, result = run_json(workspace, server, "go", "--deny", "shell(rm *)")
     assert (workspace / "new.txt").read_text() == "made\n"
     statuses = {call["id"]: call["status"] for call in result["tool_calls"]}
     assert statuses["w1"] == "succeeded" and statuses["s1"] == "denied"
@@ -193,7 +193,7 @@ def test_updated_input_replaces_the_whole_input_and_is_validated_like_the_models
         ),
         stream_message([text("done")]),
     )
-    proc, result = run_json(workspace, server, "write")
+    _proc, result = run_json(workspace, server, "write")
     assert (workspace / "rewritten.txt").read_text() == "SHOUT\n"
     assert not (workspace / "good.txt").exists() and not (workspace / "x.txt").exists()
     calls = {call["id"]: call for call in result["tool_calls"]}
@@ -220,7 +220,7 @@ def test_post_tool_use_sees_the_response_and_its_context_and_block_reach_the_mod
         stream_message([tool_use("write_file", {"path": "a.py", "content": "x=1\n"}, id="w1")]),
         stream_message([text("ok")]),
     )
-    proc, result = run_json(workspace, server, "write", "--permission-mode", "accept-edits")
+    _proc, result = run_json(workspace, server, "write", "--permission-mode", "accept-edits")
     assert result["tool_calls"][0]["status"] == "succeeded"
     [seen] = records(log)
     assert seen["hook_event_name"] == "PostToolUse" and seen["tool_use_id"] == "w1"
@@ -254,7 +254,7 @@ def test_post_tool_use_exit_2_tells_the_model_and_failure_fires_for_failed_calls
         ),
         stream_message([text("ok")]),
     )
-    proc, result = run_json(workspace, server, "look")
+    _proc, _result = run_json(workspace, server, "look")
     told = "\n".join(texts_of(server, 1))
     assert "lint: 3 problems" in told
     [seen] = records(log)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.config import load_settings
 from agentcli.hooks.approval import approved_digest, store_path
 from agentcli.permissions import Decision, PermissionMode
 from agentcli.permissions.setup import build_permissions
-from agentcli.config import load_settings
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
 from agentcli.trust import set_trusted
 from agentcli.vocabulary import PermissionTarget, Risk
@@ -56,7 +56,7 @@ def test_an_untrusted_workspaces_hooks_do_not_run_and_the_notice_says_how(
 ) -> None:
     repository_hook(workspace)
     server.push(stream_message([text("ok")]))
-    proc, result = run_json(workspace, server, "go")
+    proc, _result = run_json(workspace, server, "go")
     assert proc.returncode == 0
     assert ran(workspace) == []
     assert "this workspace is not trusted, so its 1 hook does not run" in proc.stderr
@@ -142,7 +142,7 @@ def test_a_repository_hook_cannot_write_outside_the_workspace_nor_opt_out_of_the
     project_hooks(workspace, hook_table("UserPromptSubmit", "scripts/escape.sh", sandbox=False))
     trust_and_approve(workspace)
     server.push(stream_message([text("ok")]))
-    proc, _result = run_json(workspace, server, "go")
+    _proc, _result = run_json(workspace, server, "go")
     assert (workspace / "attempt.txt").read_text().strip() != "0"
     assert not (outside / "pwned").exists()
     listing = cli("hooks", server=None, cwd=workspace).stdout
@@ -202,7 +202,7 @@ def test_sandboxed_commands_cannot_change_a_hooks_script(
         stream_message([tool_use("shell", {"command": sneaky}, id="s1")]),
         stream_message([text("ok")]),
     )
-    proc, result = run_json(workspace, server, "go", "--permission-mode", "auto")
+    _proc, result = run_json(workspace, server, "go", "--permission-mode", "auto")
     assert result["tool_calls"][0]["status"] == "succeeded"  # it ran (and failed in there)
     assert (
         "Read-only file system" in server.requests[1].body["messages"][-1]["content"][0]["content"]
