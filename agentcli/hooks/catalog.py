@@ -101,6 +101,8 @@ class Catalog:
     """The sha256 of the repository's hooks (None: it has none)."""
     trusted: bool = True
     sandbox_problem: str | None = None
+    unreadable: tuple[str, ...] = ()
+    """Hook groups an untrusted workspace's files hold that are not hooks at all (why)."""
 
     def runnable(self, event: str) -> list[HookDef]:
         """The hooks of `event` that run here, in configuration order."""
@@ -116,6 +118,15 @@ class Catalog:
             hooks = [hook for hook, s in self.entries if s is state]
             if hooks:
                 lines.append(_notice(state, hooks, self.sandbox_problem))
+        lines += [f"not a hook, so it cannot run: {why}" for why in self.unreadable]
+        opting_out = [
+            h for h, _s in self.entries if h.from_repository and h.handler.sandbox is False
+        ]
+        lines += [
+            f"hook {hook.describe()} ({hook.source.value}) says `sandbox = false`: a "
+            "repository's hooks always run in the sandbox"
+            for hook in opting_out
+        ]
         return lines
 
     def approved_now(self) -> Catalog:
@@ -132,6 +143,7 @@ class Catalog:
             digest=self.digest,
             trusted=self.trusted,
             sandbox_problem=self.sandbox_problem,
+            unreadable=self.unreadable,
         )
 
 
@@ -148,8 +160,9 @@ def build_catalog(
         for group in groups
         for handler in group.hooks
     ]
+    unreadable: list[str] = []
     for path, event, raw in settings.withheld_hooks():
-        for group in _lenient(raw):
+        for group in _lenient(raw, f"{event} in {path}", unreadable):
             for handler in group.hooks:
                 source = _source(path, workspace)
                 hooks.append(_definition(event, group, handler, source, str(path), workspace))
@@ -175,6 +188,7 @@ def build_catalog(
         digest=digest,
         trusted=trusted,
         sandbox_problem=sandbox_problem,
+        unreadable=tuple(unreadable),
     )
 
 
@@ -235,14 +249,17 @@ def _source(path: Path | None, workspace: Path) -> Source:
     return Source.LOCAL if resolved == local else Source.USER
 
 
-def _lenient(raw: object) -> list[MatcherGroup]:
-    """The groups of a value an untrusted file holds, as far as they are groups at all."""
+def _lenient(raw: object, where: str, unreadable: list[str]) -> list[MatcherGroup]:
+    """The groups of a value an untrusted file holds, as far as they are groups at all (what
+    is not goes to `unreadable`, with why)."""
     groups = []
-    for item in raw if isinstance(raw, list) else []:
+    for item in raw if isinstance(raw, list) else [raw]:
         try:
             groups.append(MatcherGroup.model_validate(item))
-        except ValidationError:
-            continue
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            spot = ".".join(str(part) for part in error["loc"])
+            unreadable.append(f"{where}: `{spot}`: {error['msg']}" if spot else f"{where}")
     return groups
 
 

@@ -25,9 +25,9 @@ def workspace_catalog(settings: Settings, workspace: Path) -> Catalog:
 
 def hook_lines(catalog: Catalog) -> list[str]:
     """One line per hook, then what the repository's set needs (if it has hooks)."""
-    if not catalog.entries:
+    if not catalog.entries and not catalog.unreadable:
         return ["no hooks are configured (README: Hooks)"]
-    lines = []
+    lines = [f"not a hook: {why}" for why in catalog.unreadable]
     for hook, state in catalog.entries:
         sandbox = "sandboxed" if hook.sandboxed else "unconfined"
         lines.append(

@@ -142,7 +142,8 @@ def test_a_repository_hook_cannot_write_outside_the_workspace_nor_opt_out_of_the
     project_hooks(workspace, hook_table("UserPromptSubmit", "scripts/escape.sh", sandbox=False))
     trust_and_approve(workspace)
     server.push(stream_message([text("ok")]))
-    _proc, _result = run_json(workspace, server, "go")
+    proc, _result = run_json(workspace, server, "go")
+    assert "says `sandbox = false`: a repository's hooks always run in the sandbox" in proc.stderr
     assert (workspace / "attempt.txt").read_text().strip() != "0"
     assert not (outside / "pwned").exists()
     listing = cli("hooks", server=None, cwd=workspace).stdout
@@ -233,3 +234,9 @@ def test_a_local_config_hook_is_the_repositorys_too(
     set_trusted(workspace, True)
     listing = cli("hooks", server=None, cwd=workspace).stdout
     assert "local (" in listing and "not run: not approved" in listing
+
+
+def test_what_an_untrusted_repository_holds_that_is_no_hook_is_named_too(workspace: Path) -> None:
+    project_hooks(workspace, '[[hooks.Stop]]\nhooks = [{ type = "command", comand = "x" }]\n')
+    listing = cli("hooks", server=None, cwd=workspace).stdout
+    assert "not a hook: Stop in" in listing and "`hooks.0.command`: Field required" in listing
