@@ -31,8 +31,6 @@ from agentcli.hooks.protocol import Reply, claude_code_mode, payload, read_reply
 from agentcli.hooks.runner import Launch, run_hook
 from agentcli.hooks.task import Said, TaskHookRun
 from agentcli.private import write_private
-from agentcli.store import queries
-from agentcli.store.db import connect
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 """Events whose matcher sees a tool's name."""
@@ -52,6 +50,9 @@ class SessionFacts:
     sandbox: CommandSandbox | None
     record: Callable[[HookRun], None]
     """Where each hook run is journaled."""
+    transcript: Callable[[], list[dict[str, Any]]]
+    """The session's messages so far, as the journal has them (wire form, with `role`,
+    `content` and, where known, `seq`, `task_id`, `created_at`)."""
 
 
 class HookEngine:
@@ -279,7 +280,7 @@ class HookEngine:
     def _transcripts(facts: SessionFacts, hooks: Sequence[HookDef]) -> dict[bool, str]:
         """The session so far as JSONL, in its data dir (and, for a hook in the sandbox, which
         cannot see the data dir, a copy in the sandbox's temp dir); by `sandboxed`."""
-        lines = _transcript_lines(facts.session_id)
+        lines = _transcript_lines(facts)
         paths: dict[bool, str] = {False: "", True: ""}
         for sandboxed in {hook.sandboxed for hook in hooks}:
             if sandboxed and facts.sandbox is not None:
@@ -292,22 +293,21 @@ class HookEngine:
         return paths
 
 
-def _transcript_lines(session_id: str) -> bytes:
+def _transcript_lines(facts: SessionFacts) -> bytes:
     """Every message of the session so far, one JSON object a line (Claude Code's shape:
     `type`, `session_id`, `message` with `role` and `content`)."""
     try:
-        with contextlib.closing(connect()) as conn:
-            rows = queries.message_rows(conn, session_id)
+        rows = facts.transcript()
     except (OSError, sqlite3.Error, JournalError):  # a courtesy: the hook runs without it
         rows = []
     out = []
     for row in rows:
         entry = {
             "type": row["role"],
-            "session_id": session_id,
-            "seq": row["seq"],
-            "task_id": row["task_id"],
-            "timestamp": row["created_at"],
+            "session_id": facts.session_id,
+            "seq": row.get("seq"),
+            "task_id": row.get("task_id"),
+            "timestamp": row.get("created_at"),
             "message": {"role": row["role"], "content": row["content"]},
         }
         out.append(json.dumps(entry, ensure_ascii=False))

@@ -38,6 +38,7 @@ from agentcli.session.live import LiveSession
 from agentcli.session.openai_model import openai_notices, recorded_base_url, session_base_url
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
 from agentcli.session.options import SessionOptions
+from agentcli.session.records import messages_so_far
 from agentcli.settings import Settings
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
@@ -296,6 +297,7 @@ def _bind_hooks(hooks: HookEngine, manager: ConversationManager) -> None:
             model=manager.model.model,
             sandbox=manager.tool_context.sandbox,
             record=manager.journal.hook_ran,
+            transcript=lambda: messages_so_far(manager.session_id),
         )
 
     hooks.bind(facts)

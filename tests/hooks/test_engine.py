@@ -30,6 +30,7 @@ def engine_for(workspace: Path, tmp_path: Path) -> tuple[HookEngine, MemoryJourn
             model="claude-opus-5-5",
             sandbox=None,
             record=journal.hook_ran,
+            transcript=list,
         )
     )
     return engine, journal, events
