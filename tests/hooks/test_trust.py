@@ -39,6 +39,8 @@ def repository_hook(workspace: Path, event: str = "UserPromptSubmit", **handler:
     """A Python hook in the repository that logs its input into the workspace and says so."""
     path = python_hook(
         workspace / ".agentcli" / "hooks" / "log.py",
+        "data['transcript'] = open(data['transcript_path']).read() if data['transcript_path'] "
+        "else None\n"
         f"open(os.path.join(os.environ['AGENTCLI_PROJECT_DIR'], {LOG!r}), 'a')"
         ".write(json.dumps(data) + '\\n')\n"
         "print('the repository hook ran')\n",
@@ -91,16 +93,22 @@ def test_approved_hooks_run_in_the_sandbox(server: FakeMessagesServer, workspace
     listing = cli("hooks", server=None, cwd=workspace).stdout
     assert "project (" in listing and "sandboxed: runs" in listing
     assert f"(sha256 {approved[:16]}…) are approved" in listing
-    server.push(stream_message([text("ok")]))
+    server.push(stream_message([text("ok")]), stream_message([text("again")]))
     proc, _result = run_json(workspace, server, "go")
     assert "does not run" not in proc.stderr
-    [seen] = ran(workspace)
-    assert seen["prompt"] == "go"
-    # A sandboxed hook gets the transcript where it can read it: the sandbox's temp dir.
-    assert "agentcli-session-" in str(seen["transcript_path"])
     assert (
         "the repository hook ran" in server.requests[0].body["messages"][-1]["content"][1]["text"]
     )
+    run_json(workspace, server, "--continue", "more")
+    first, second = ran(workspace)
+    assert first["prompt"] == "go" and second["prompt"] == "more"
+    # A sandboxed hook gets the transcript where it can read it: the sandbox's temp dir.
+    assert "agentcli-session-" in str(second["transcript_path"])
+    lines = [json.loads(line) for line in str(second["transcript"]).splitlines()]
+    assert [(line["type"], line["message"]["content"][0]["text"]) for line in lines] == [
+        ("user", "go"),
+        ("assistant", "ok"),
+    ]
 
 
 @requires_sandbox
