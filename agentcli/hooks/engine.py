@@ -141,9 +141,11 @@ class HookEngine:
         parallel; what each said, in configuration order. `facts`: the session as it was
         (default: as it is now)."""
         hooks = self._matching(event, subject)
+        if not hooks:
+            return []
         if facts is None and self._facts is not None:
             facts = self._facts()
-        if not hooks or facts is None:
+        if facts is None:  # not bound to a session (yet): nothing to tell a hook
             return []
         hooks = [hook for hook in hooks if self._may_run(hook, facts)]
         if not hooks:
