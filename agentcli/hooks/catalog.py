@@ -57,7 +57,8 @@ class HookDef:
     origin: str
     """The config file it is in."""
     files: tuple[tuple[str, str], ...] = ()
-    """The workspace files its command names, with the sha256 of their content then."""
+    """The workspace files a repository hook's command names, with the sha256 of their content
+    when the session started."""
 
     @property
     def command(self) -> str:
@@ -223,7 +224,8 @@ def _definition(
         handler=handler,
         source=source,
         origin=origin,
-        files=file_hashes(handler.command, workspace),
+        # What an approval binds: a user's own hooks need none.
+        files=file_hashes(handler.command, workspace) if source is not Source.USER else (),
     )
 
 
