@@ -9,12 +9,17 @@ added to a session (hooks, skills, subagents, compaction, batch) plugs into this
 
 The options the session was opened with are kept and follow the changes (model, mode, effort,
 checks), so the session `clear` starts is the one a fresh start with those options would be.
+
+Hooks (`agentcli.hooks`): a session's SessionStart hooks (`startup`, `resume`, `clear`) run at
+`begin`, which a front end calls once the session is open, resumed or cleared (and `run_task`
+calls first, so they never miss a task); the SessionEnd hooks of a session left by `resume` or
+`clear` start at once, and of the last one at `close`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,8 @@ from agentcli.catalogue import Effort
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink
+from agentcli.hooks import HookEngine
+from agentcli.hooks.listing import approved_lines, hook_lines
 from agentcli.messages import Message
 from agentcli.model import ModelClient
 from agentcli.owngit import RepoDecision
@@ -53,13 +60,21 @@ class LiveSession:
         options: SessionOptions,
         models: ModelFactory,
         renew: Renew | None = None,
+        start: str = "startup",
     ) -> None:
+        """`start`: how the session began, as SessionStart hooks hear it (`startup`: new;
+        `resume`: a recorded one)."""
         self._manager = manager
         self._options = options
         self._models = models
         self._renew = renew
         self._retired: list[ModelClient] = []
         self._closed = False
+        self._start: str | None = start
+        """The SessionStart still to fire (None: fired)."""
+        self._started = False
+        self._ending: list[Awaitable[None]] = []
+        """SessionEnd hooks of sessions left behind, running."""
 
     # -- what it is --------------------------------------------------------------------------
     @property
@@ -135,10 +150,36 @@ class LiveSession:
         """What the permission policy wants the user to hear since the last call."""
         return self._manager.policy.take_notices()
 
+    def hook_lines(self) -> list[str]:
+        """The session's hooks, where each comes from and whether it runs (`/hooks`)."""
+        hooks = self._manager.hooks
+        return hook_lines(hooks.catalog) if isinstance(hooks, HookEngine) else []
+
+    def approve_hooks(self) -> list[str]:
+        """Approve the repository's current set of hooks (`/hooks approve`: a person typed
+        it); they run from the next event on. What was approved, in lines."""
+        hooks = self._manager.hooks
+        if not isinstance(hooks, HookEngine):
+            return ["this session has no hooks"]
+        hooks.approve()
+        return approved_lines(hooks.catalog)
+
     # -- work --------------------------------------------------------------------------------
+    async def begin(self) -> None:
+        """Run the hooks of what changed since the last call: the SessionEnd of the sessions
+        left (waited for), then this session's SessionStart. Once per change."""
+        ending, self._ending = self._ending, []
+        for hooks in ending:
+            await hooks
+        if self._start is not None:
+            source, self._start = self._start, None
+            self._started = True
+            await self._manager.hooks.session_started(source)
+
     async def run_task(self, prompt: str, *, context: str = "") -> TaskResult:
         """Run one user request to a terminal state (never raises for task-ending conditions).
         `context` goes to the model before `prompt`; the task is recorded by `prompt` alone."""
+        await self.begin()
         return await self._manager.run_task(prompt, context=context)
 
     async def run_checks(self, events: EventSink | None = None) -> AcceptanceReport:
@@ -199,6 +240,8 @@ class LiveSession:
         opened = open_session(
             resumed, workspace=self.workspace, model=resumed.model, events=events, git=self.git
         )
+        self._leave("resume")
+        self._start = "resume"
         self._manager.release()
         self._manager.continue_session(
             session_id=opened.session_id,
@@ -216,17 +259,33 @@ class LiveSession:
             raise UsageError("this session cannot start another")
         self._options.resume, self._options.continue_ = None, False
         manager, models = self._renew()
+        self._leave("clear")
+        self._start = "clear"
         self._manager.release()
         self._retired.append(self._manager.model)
         self._manager, self._models = manager, models
 
-    async def close(self) -> None:
+    def _leave(self, reason: str) -> None:
+        """This session ends (its SessionEnd hooks start now, if it started)."""
+        if self._started:
+            self._ending.append(self._manager.hooks.end_session(reason))
+            self._started = False
+
+    async def close(self, reason: str = "other") -> None:
         """Let go of the session (another process may resume it now) and close the model
-        clients' connections. Safe to call twice."""
+        clients' connections, after its SessionEnd hooks (`reason`: `other`, or
+        `prompt_input_exit` when the REPL's user left). Safe to call twice."""
         if self._closed:
             return
         self._closed = True
-        self._manager.release()
+        self._leave(reason)
+        ending, self._ending = self._ending, []
+        try:
+            for hooks in ending:
+                with contextlib.suppress(Exception):  # a hook's trouble never keeps it locked
+                    await hooks
+        finally:
+            self._manager.release()
         for model in [*self._retired, self._manager.model]:
             with contextlib.suppress(Exception):
                 await model.aclose()

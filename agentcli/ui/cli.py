@@ -440,6 +440,31 @@ def mcp_list(
     raise typer.Exit(list_servers(cwd, mcp_config, connect=connect))
 
 
+hooks_app = typer.Typer(
+    help="The workspace's hooks: list them, approve the repository's.",
+    invoke_without_command=True,
+    add_completion=False,
+)
+app.add_typer(hooks_app, name="hooks")
+
+
+@hooks_app.callback()
+def hooks_list(ctx: typer.Context, cwd: _CwdOption = None) -> None:
+    """List every hook: event, matcher, command, where it comes from, whether it runs."""
+    if ctx.invoked_subcommand is None:
+        from agentcli.ui.hooks_command import hooks_command
+
+        raise typer.Exit(hooks_command(cwd))
+
+
+@hooks_app.command("approve")
+def hooks_approve(cwd: _CwdOption = None) -> None:
+    """Approve the repository's current set of hooks (their exact content)."""
+    from agentcli.ui.hooks_command import hooks_command
+
+    raise typer.Exit(hooks_command(cwd, approve=True))
+
+
 def run_app(args: list[str]) -> int:
     """Run the CLI; UsageError becomes a one-line message and exit code 2."""
 
