@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentcli.call_records import ToolCallRecord
+from agentcli.call_records import PreState, ToolCallRecord
 from agentcli.hook_seams import HookRun
 from agentcli.messages import Message
 from agentcli.store.ledger import MemoryLedger, OperationLedger
@@ -31,7 +31,7 @@ class Journal(Protocol):
 
     def call_proposed(self, record: ToolCallRecord) -> None: ...
 
-    def call_started(self, record: ToolCallRecord, pre_state: dict[str, Any] | None) -> None:
+    def call_started(self, record: ToolCallRecord, pre_state: PreState | None) -> None:
         """Durably record that the call is about to run. Must return only once recorded."""
         ...
 
@@ -77,7 +77,7 @@ class MemoryJournal:
     def call_proposed(self, record: ToolCallRecord) -> None:
         self.events.append(("proposed", record.call_id, record.name))
 
-    def call_started(self, record: ToolCallRecord, pre_state: dict[str, Any] | None) -> None:
+    def call_started(self, record: ToolCallRecord, pre_state: PreState | None) -> None:
         self.events.append(("started", record.call_id, record.name))
 
     def call_finished(self, record: ToolCallRecord) -> None:

@@ -11,7 +11,7 @@ import sqlite3
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentcli.call_records import CallStatus
+from agentcli.call_records import CallStatus, PreState
 from agentcli.fsnames import from_db, to_db
 from agentcli.messages import Message, Producer
 from agentcli.usage import USAGE_FIELDS, SessionTotals, Usage
@@ -58,7 +58,7 @@ class CallRow:
     input: dict[str, Any]
     risk: str
     status: CallStatus
-    pre_state: dict[str, Any] | None
+    pre_state: PreState | None
     result: str | None
     error_kind: str | None
     result_is_error: bool
@@ -208,6 +208,14 @@ def session_totals(conn: sqlite3.Connection, session_id: str) -> SessionTotals:
     return SessionTotals(tasks=len(rows), usage=usage, cost_usd=cost if known else None)
 
 
+def _pre_state(stored: str | None) -> PreState | None:
+    """A call's write-ahead record as the journal kept it (None: it had none)."""
+    if not stored:
+        return None
+    data = json.loads(stored)
+    return PreState.from_json(data) if isinstance(data, dict) else PreState(data={"raw": data})
+
+
 def load_tasks(conn: sqlite3.Connection, session_id: str) -> list[TaskRow]:
     rows = conn.execute(
         "SELECT t.*, c.undone_at FROM tasks t LEFT JOIN checkpoints c ON c.task_id = t.id "
@@ -225,7 +233,7 @@ def _call(row: sqlite3.Row) -> CallRow:
         input=json.loads(row["input"]),
         risk=row["risk"],
         status=CallStatus(row["status"]),
-        pre_state=json.loads(row["pre_state"]) if row["pre_state"] else None,
+        pre_state=_pre_state(row["pre_state"]),
         result=row["result"],
         error_kind=row["error_kind"],
         result_is_error=bool(row["result_is_error"]),

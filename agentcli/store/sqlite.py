@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agentcli.call_records import ToolCallRecord
+from agentcli.call_records import PreState, ToolCallRecord
 from agentcli.fsnames import to_db
 from agentcli.hook_seams import HookRun
 from agentcli.messages import Message
@@ -119,7 +119,7 @@ class SqliteJournal:
                 ),
             )
 
-    def call_started(self, record: ToolCallRecord, pre_state: dict[str, Any] | None) -> None:
+    def call_started(self, record: ToolCallRecord, pre_state: PreState | None) -> None:
         crash_point("before_start", record.name)
         changes = record.risk not in ("", "read")
         with self._lock:
@@ -131,7 +131,7 @@ class SqliteJournal:
                     "WHERE session_id = ? AND call_id = ?",
                     (
                         record.status.value,
-                        None if pre_state is None else json.dumps(pre_state),
+                        None if pre_state is None else json.dumps(pre_state.to_json()),
                         record.started_at or time.time(),
                         self.session_id,
                         record.call_id,
