@@ -145,32 +145,70 @@ async def run_in_group(
     collector: HeadTailCollector,
     env: Mapping[str, str] | None = None,
 ) -> CommandResult:
-    """Run `argv` (with `env`, default: ours without agentcli's own credentials)."""
+    """Run `argv` (with `env`, default: ours without agentcli's own credentials). A cancel
+    stops the whole group wherever it lands, the start included (`_started`)."""
     started = time.monotonic()
     # Our own pipe, not asyncio's: a process that escaped the group (its own setsid) can hold
     # the write end for as long as it likes, and only a read end we own can be closed while
     # the event loop still runs (asyncio's would be closed at exit, after the loop).
     read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
     try:
-        proc = await asyncio.create_subprocess_exec(
+        proc = await _started(argv, cwd, env, write_fd)
+    except BaseException:
+        os.close(read_fd)
+        raise
+    try:
+        return await _supervise(proc, read_fd, collector, timeout_s, started)
+    except BaseException:
+        # Wherever the cancel (or an error) landed, the pipe set-up included: never leave the
+        # group running. Stopping a group that is gone already costs nothing.
+        await asyncio.shield(stop_group(proc))
+        raise
+    finally:
+        _LIVE_GROUPS.discard(proc.pid)
+
+
+async def _started(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None, stdout_fd: int
+) -> asyncio.subprocess.Process:
+    """The command, started in a session (and so a process group) of its own and registered
+    in `_LIVE_GROUPS`. The start is not interrupted: a cancel that lands while asyncio starts
+    the process (it exists then, its pipes are being connected) would make asyncio kill its
+    first process only, leaving what that one had started. So the start runs to its end, and
+    a cancel meanwhile stops the whole group once it is known, then goes on."""
+    spawn = asyncio.ensure_future(_spawn(argv, cwd, env, stdout_fd))
+    cancelled = False
+    while not spawn.done():
+        try:
+            await asyncio.wait([spawn])
+        except asyncio.CancelledError:
+            cancelled = True
+    proc = spawn.result()  # a failed start raises here, with nothing running
+    _LIVE_GROUPS.add(proc.pid)
+    if cancelled:
+        try:
+            await asyncio.shield(stop_group(proc))
+        finally:
+            _LIVE_GROUPS.discard(proc.pid)
+        raise asyncio.CancelledError
+    return proc
+
+
+async def _spawn(
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None, stdout_fd: int
+) -> asyncio.subprocess.Process:
+    try:
+        return await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
             env=dict(env) if env is not None else without_own_credentials(os.environ),
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_fd,
+            stdout=stdout_fd,
             stderr=asyncio.subprocess.STDOUT,
             start_new_session=True,
         )
-    except BaseException:
-        os.close(read_fd)
-        raise
     finally:
-        os.close(write_fd)
-    _LIVE_GROUPS.add(proc.pid)
-    try:
-        return await _supervise(proc, read_fd, collector, timeout_s, started)
-    finally:
-        _LIVE_GROUPS.discard(proc.pid)
+        os.close(stdout_fd)  # the child has its copy (or there is no child)
 
 
 async def _supervise(
