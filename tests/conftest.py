@@ -13,6 +13,7 @@ from hypothesis import settings
 from agentcli.sandbox import environment
 from agentcli.testing import guard_network
 from tests import processes
+from tests.sandbox_skips import SandboxSkips
 
 # CI and the README's test command run the same examples every time (a property test that
 # found a new counterexample at random would fail a landing by chance); the explore profile
@@ -24,6 +25,11 @@ settings.load_profile(
 )
 
 CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A sandbox test skipped where the sandbox is enforced fails the run (tests.sandbox_skips).
+    config.pluginmanager.register(SandboxSkips(), "agentcli-sandbox-skips")
 
 
 @pytest.fixture(autouse=True)

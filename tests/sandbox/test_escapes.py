@@ -4,8 +4,10 @@ play, each with real processes on this kernel.
 Most of the other tests put every path outside the workspace under pytest's temp dir, that is
 under /tmp, which the sandbox replaces wholesale with an empty tmpfs: there they cannot tell
 whether a mechanism holds or /tmp simply hid everything. The tests here that need a path
-outside the workspace that the sandbox does *not* hide wholesale (like the real home directory
-or /var/lib) make one beside this checkout (`visible_dir`).
+outside the workspace that the sandbox does *not* replace wholesale (like the real home
+directory or /var/lib) make one outside those directories (`visible_dir`): beside this checkout,
+or in the home directory when the checkout itself lies under /tmp (a fresh clone there must run
+these tests, not skip them).
 
 - capabilities: as root (agentcli in a container), the command keeps every capability in the
   sandbox's user namespace, so it may change the mounts that confine it (`mount_setattr`
@@ -31,6 +33,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -88,14 +91,20 @@ def _wait(predicate: object, timeout: float = 60.0) -> None:
         time.sleep(0.02)
 
 
+def _outside_the_private_dirs(path: Path) -> bool:
+    return not any(path == Path(d) or Path(d) in path.parents for d in RUNTIME_DIRS)
+
+
 @pytest.fixture
 def visible_dir() -> Iterator[Path]:
-    """A directory outside the workspace that the sandbox does not hide wholesale (unlike
-    anything under /tmp): beside this checkout. Short, for unix socket paths."""
-    if any(CHECKOUT == Path(d) or Path(d) in CHECKOUT.parents for d in RUNTIME_DIRS):
-        pytest.skip(f"this checkout ({CHECKOUT}) lies under a directory the sandbox hides")
-    path = CHECKOUT / f".sbt-{uuid.uuid4().hex[:8]}"
-    path.mkdir()
+    """A directory outside the workspace that the sandbox does not replace wholesale (unlike
+    anything under /tmp): beside this checkout, else in the home directory. Short, for unix
+    socket paths."""
+    places = [p for p in (CHECKOUT, Path.home()) if _outside_the_private_dirs(p)]
+    place = next((p for p in places if os.access(p, os.W_OK)), None)
+    if place is None:
+        pytest.fail(f"neither this checkout nor the home directory is outside {RUNTIME_DIRS}")
+    path = Path(tempfile.mkdtemp(prefix=".sbt-", dir=place))
     try:
         yield path
     finally:
