@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agentcli.own_install import own_install_paths
 from agentcli.paths import data_home, project_config_paths, user_config_path
 from agentcli.permissions import PermissionMode
 from agentcli.permissions.policy import RulePolicy
@@ -71,6 +72,7 @@ def build_policy(
         sandbox_network=sandbox_network,
         persist_to=_always_answers_path(workspace, trusted) if persist else None,
         agentcli_dirs=(user_config_path().parent, data_home()),
+        install_dirs=own_install_paths(),
         workspace=workspace,
     )
 
@@ -142,6 +144,7 @@ def _make_sandbox(settings: Settings, workspace: Path) -> tuple[OsSandbox | None
         env_scrub=tuple(config.env_scrub),
         env_keep=tuple(config.env_keep),
         agentcli_dirs=(user_config_path().parent, data_home()),
+        own_install=own_install_paths(),
     )
     sandbox = OsSandbox(workspace=workspace, settings=sandbox_settings)
     if sandbox.python is None:

@@ -15,8 +15,8 @@ with a devpts instance of its own, /proc its PID namespace's.
 - `--hide P`: in the root, a directory covered by an empty tmpfs, a file by /dev/null;
 - `--read-only P`: bind-mounted read-only (`.git`, `.agentcli`);
 - `--socket P`: a unix socket in the root, connectable (on Landlock ABI ≥ 9, only those);
-- `--absent P`: P did not exist when the session started and must not exist after the
-  command (a `.git` planted in a workspace that was not a repository): removed if the command
+- `--absent P`: P must not exist after the command unless it existed before (a `.git`
+  planted in a workspace that was not a repository, a `.mcp.json`): removed if the command
   created it (if it exists before the command starts, someone else made it: it is left);
 - `--tmp P`: the value of TMPDIR/TMP/TEMP;
 - `--seccomp HEX`: the seccomp filter to install (`seccomp.compiled`, as hex);
@@ -65,7 +65,7 @@ PRIVATE = ("/tmp", "/var/tmp", "/run", "/dev/shm", "/dev/mqueue")
 """Empty directories of the command's own (fresh tmpfs), writable (/dev/mqueue: the host's
 POSIX message queues are in the host's /dev, which the root binds)."""
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
-ABSENT_NOTE = "agentcli sandbox: removed what the command created where git metadata must not be"
+ABSENT_NOTE = "agentcli sandbox: removed what the command created where it must not be"
 
 
 class UsageError(Exception):

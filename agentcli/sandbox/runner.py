@@ -8,7 +8,10 @@ What a sandboxed command sees is decided once per session, here:
   is not hidden;
 - it writes (workspace-write) the workspace, a per-session temp dir (`$TMPDIR`) and
   `sandbox.writable`; `.git` (and a worktree's git dirs) only when the decision opens it;
-  `.agentcli/` never; (read-only) only the temp dir;
+  `.agentcli/`, the files that name programs agentcli starts (`.mcp.json`: read-only if it
+  exists, removed after the command if the command created it) and agentcli's own install
+  (`agentcli.own_install`, where it lies beneath a writable directory) never; (read-only)
+  only the temp dir;
 - hidden from it, in both: credentials and keys under the home directory (~/.ssh, ~/.aws, …),
   agentcli's own config and data (the trust store), `sandbox.deny_read`, the host's /tmp,
   /run, /var/tmp and /dev/shm (where agent, docker and other unix sockets live; it gets empty
@@ -33,7 +36,7 @@ from pathlib import Path
 from agentcli.owngit.discover import locate
 from agentcli.sandbox import environment
 from agentcli.sandbox.bootstrap import helper_argv, helper_python
-from agentcli.sandbox.explain import SandboxLimits, explain
+from agentcli.sandbox.explain import PROGRAM_FILE_NAMES, SandboxLimits, explain
 from agentcli.sandbox.profile import Confinement, PreparedCommand, Profile
 
 SYSTEM_READABLE = (
@@ -81,6 +84,9 @@ class SandboxSettings:
     env_keep: tuple[str, ...] = ()
     agentcli_dirs: tuple[Path, ...] = ()
     """agentcli's own config and data directories: hidden from every command."""
+    own_install: tuple[Path, ...] = ()
+    """agentcli's own installation (`agentcli.own_install`): read-only to every command where
+    it lies beneath the workspace or a writable directory."""
 
 
 def git_dirs(workspace: Path) -> tuple[Path, ...]:
@@ -111,6 +117,28 @@ class OsSandbox:
         with contextlib.suppress(OSError):  # if we cannot create it, neither can a command
             config.mkdir(exist_ok=True)
         self.protected = (*self.git, config, *_submodule_git_files(self.workspace))
+        roots = (self.workspace, *self.writable)
+        # Read-only where a command could otherwise write it: the next start would run it.
+        self.own_install = tuple(
+            p for p in self.settings.own_install if any(p.is_relative_to(r) for r in roots)
+        )
+        # A read-only mount cannot be renamed, but a directory above it could be, and a new
+        # one made in its place (`mv src src2 && mkdir -p src/agentcli`): the directories
+        # between a writable root and the install are bound onto themselves (mount points
+        # cannot be renamed), their contents as writable as before. Never one inside the
+        # install (a writable mount there would stay writable under the read-only one).
+        self.fixed_dirs = tuple(
+            dict.fromkeys(
+                above
+                for p in self.own_install
+                for above in reversed(p.parents)
+                if any(above != r and above.is_relative_to(r) for r in roots)
+                and not any(above.is_relative_to(q) for q in self.own_install)
+            )
+        )
+        # Read-only while they exist, removed if a command created them (`--absent`): bound
+        # by path at each command, so one created later (by the user) is protected as well.
+        self.program_files = tuple(self.workspace / name for name in PROGRAM_FILE_NAMES)
         home = Path.home()
         self.hidden = _hidden_paths(home, self.settings)
         self.readable = _readable_paths(home, self.settings)
@@ -124,10 +152,9 @@ class OsSandbox:
         # protected path, or a renamed directory above a hidden one, stops the command
         # (`guards`). A hidden path is a mount point (it cannot be moved itself): its parents
         # could, leaving what it hid under another name.
-        roots = (self.workspace, *self.writable)
-        self.pins = _pins([*self.writable, *self.readable], under=roots)
+        self.pins = _pins([*self.writable, *self.readable, *self.fixed_dirs], under=roots)
         above_hidden = [a for h in self.hidden for a in h.parents if a not in roots]
-        self.guards = _pins([*self.protected, *above_hidden], under=roots)
+        self.guards = _pins([*self.protected, *above_hidden, *self.own_install], under=roots)
         self.env = environment.scrubbed(
             os.environ, extra=self.settings.env_scrub, keep=self.settings.env_keep
         )
@@ -136,6 +163,8 @@ class OsSandbox:
             temp_dir=self.temp_dir,
             writable=self.writable,
             protected=self.protected,
+            own_install=self.own_install,
+            program_files=self.program_files,
             network_blocked=not self.settings.network,
             hidden=tuple(p for p in self.hidden if p.exists()),
             visible=self.readable,
@@ -151,13 +180,13 @@ class OsSandbox:
         if confinement.profile is Profile.UNCONFINED:
             return PreparedCommand(argv=argv, env=environment.without_own_credentials(os.environ))
         options = ["--tmp", str(self.temp_dir)]
-        read_only = list(self.protected)
+        read_only = [*self.protected, *self.program_files, *self.own_install]
         if confinement.profile is Profile.READ_ONLY:
             reads = [self.workspace, *self.writable, *self.readable]
             writes: list[Path] = [self.temp_dir]
         else:
             reads = list(self.readable)
-            writes = [self.workspace, self.temp_dir, *self.writable]
+            writes = [self.workspace, self.temp_dir, *self.writable, *self.fixed_dirs]
             if confinement.git_write:
                 git_writable = [p for p in self.git if p.is_dir()]
                 writes += git_writable
@@ -171,7 +200,7 @@ class OsSandbox:
         options += _each("--hide", self.hidden)
         options += _each("--read-only", read_only)
         options += _each("--socket", self.settings.allow_unix_sockets)
-        options += _each("--absent", self.absent)
+        options += _each("--absent", [*self.absent, *self.program_files])
         options += _each("--pin", self.pins)
         options += _each("--guard", self.guards)
         if self.python is None:
