@@ -88,7 +88,7 @@ def runs_agentcli_trust(part: SimpleCommand) -> bool:
     binary, `python -m agentcli`, `uv run agentcli`) or call the trust store's code?"""
     words = part.argv
     for index, word in enumerate(words):
-        if "agentcli.trust" in word or "set_trusted" in word:
+        if any(code in word for code in ("agentcli.trust", "set_trusted", "agentcli.approvals")):
             return True
         module = words[index + 1] if word == "-m" and index + 1 < len(words) else ""
         if word.startswith("-magentcli"):
