@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 LEFTOVERS_NOTE = "agentcli sandbox: stopped background processes still running after the command"
 """What the sandbox's PID 1 prints when it stopped processes the command left running (the
@@ -39,10 +40,17 @@ class Confinement:
     """The network is on for this command (only in `WORKSPACE_WRITE`)."""
     git_write: bool = False
     """The repository's git directories are writable for this command."""
+    readable: tuple[Path, ...] = ()
+    """More paths this command sees, read-only (a user's own acceptance check: what its command
+    names, `agentcli.check_setup`); what the sandbox hides stays hidden."""
 
     @property
     def sandboxed(self) -> bool:
         return self.profile is not Profile.UNCONFINED
+
+    def reading(self, paths: tuple[Path, ...]) -> Confinement:
+        """This confinement, seeing `paths` too."""
+        return replace(self, readable=(*self.readable, *paths))
 
     def describe(self) -> str:
         """How the command will run, in words for a permission prompt."""

@@ -29,7 +29,7 @@ import shutil
 import sys
 import tempfile
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -185,7 +185,7 @@ class OsSandbox:
             reads = [self.workspace, *self.writable, *self.readable]
             writes: list[Path] = [self.temp_dir]
         else:
-            reads = list(self.readable)
+            reads = [*self.readable, *self._also_readable(confinement.readable)]
             writes = [self.workspace, self.temp_dir, *self.writable, *self.fixed_dirs]
             if confinement.git_write:
                 git_writable = [p for p in self.git if p.is_dir()]
@@ -196,7 +196,7 @@ class OsSandbox:
                 options.append("--network")
         options += _each("--read", [*reads, *_resolver_files()])
         options += _each("--write", writes)
-        options += _each("--link", self.links)
+        options += _each("--link", [*self.links, *confinement.readable])
         options += _each("--hide", self.hidden)
         options += _each("--read-only", read_only)
         options += _each("--socket", self.settings.allow_unix_sockets)
@@ -209,6 +209,44 @@ class OsSandbox:
 
     def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
         return explain(output, self.limits, confinement)
+
+    def hides(self, paths: Sequence[Path]) -> list[Path]:
+        """Those of `paths` (as written) at or beneath a path hidden from every command (where
+        links lead), or that hold one's way there: none of these may be shown."""
+        found = []
+        for path in paths:
+            real = _real(path)
+            if any(real == h or real.is_relative_to(h) for h in self.hidden):
+                found.append(path)
+        return found
+
+    def _also_readable(self, paths: Sequence[Path]) -> list[Path]:
+        """The extra paths a confinement asks for, where they lead, less what is hidden or
+        already in sight, and never a directory the command's root is made of (`/`, /tmp and
+        the other private ones: a check naming /tmp does not get the host's)."""
+        shown = (self.workspace, self.temp_dir, *self.writable, *self.readable)
+        kept: list[Path] = []
+        for path in paths:
+            real = _real(path)
+            if real in NEVER_SHOWN or self.hides([path]) or real in kept:
+                continue
+            if any(real.is_relative_to(s) for s in shown):
+                continue
+            kept.append(real)
+        return kept
+
+
+NEVER_SHOWN = tuple(
+    map(Path, ("/", "/tmp", "/var/tmp", "/run", "/dev/shm", "/proc", "/dev", "/sys"))
+)
+"""Directories a command never gets the host's of, even when a check names one."""
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path
 
 
 def _pins(paths: Iterable[Path], *, under: Iterable[Path]) -> list[str]:

@@ -11,6 +11,7 @@ records before a side effect), `operation_key` (idempotency for external side ef
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
@@ -113,6 +114,11 @@ class CommandSandbox(Protocol):
 
     def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
         """If a command failed because of the sandbox, a sentence saying so for the model."""
+        ...
+
+    def hides(self, paths: Sequence[Path]) -> list[Path]:
+        """Those of `paths` that every command is kept from (credentials, agentcli's own data,
+        `sandbox.deny_read`), whatever else it is given."""
         ...
 
 
