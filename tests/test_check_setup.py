@@ -6,8 +6,10 @@ one that started in an earlier round and stops starting is the model's to repair
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -256,3 +258,23 @@ def test_a_check_sees_what_it_names_but_credentials_stay_hidden(
     plain = box.prepare(["bash", "-c", f"cat {home}/notes.txt"], WORKSPACE_WRITE)
     unnamed = subprocess.run(plain.argv, cwd=workspace, env=dict(plain.env), capture_output=True)
     assert b"SHOWN" not in unnamed.stdout  # only a check that names it sees it
+
+
+@requires_landlock
+def test_a_check_is_never_shown_a_socket_or_the_private_dirs(
+    workspace: Path, tmp_path: Path
+) -> None:
+    import socket
+
+    place = Path(tempfile.mkdtemp(prefix="sk-", dir="/tmp"))
+    try:
+        with socket.socket(socket.AF_UNIX) as listener:
+            listener.bind(str(place / "s"))
+            box = OsSandbox(workspace=workspace)
+            asked = (place / "s", Path("/tmp"), Path("/run/user"), Path("/"), place)
+            prepared = box.prepare(["true"], WORKSPACE_WRITE.reading(asked))
+            reads = [prepared.argv[i + 1] for i, w in enumerate(prepared.argv) if w == "--read"]
+            assert str(place) in reads  # a directory named: shown
+            assert not {str(place / "s"), "/tmp", "/run/user", "/"} & set(reads)
+    finally:
+        shutil.rmtree(place, ignore_errors=True)

@@ -26,6 +26,7 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import weakref
@@ -223,12 +224,12 @@ class OsSandbox:
     def _also_readable(self, paths: Sequence[Path]) -> list[Path]:
         """The extra paths a confinement asks for, where they lead, less what is hidden or
         already in sight, and never a directory the command's root is made of (`/`, /tmp and
-        the other private ones: a check naming /tmp does not get the host's)."""
+        the other private ones: a check naming /tmp does not get the host's), nor a socket."""
         shown = (self.workspace, self.temp_dir, *self.writable, *self.readable)
         kept: list[Path] = []
         for path in paths:
             real = _real(path)
-            if real in NEVER_SHOWN or self.hides([path]) or real in kept:
+            if real in NEVER_SHOWN or self.hides([path]) or real in kept or _socket_place(real):
                 continue
             if any(real.is_relative_to(s) for s in shown):
                 continue
@@ -240,6 +241,17 @@ NEVER_SHOWN = tuple(
     map(Path, ("/", "/tmp", "/var/tmp", "/run", "/dev/shm", "/proc", "/dev", "/sys"))
 )
 """Directories a command never gets the host's of, even when a check names one."""
+
+
+def _socket_place(path: Path) -> bool:
+    """A unix socket, or beneath /run (where sockets live): never shown, even when a check
+    names it (below Landlock ABI 9 a socket in sight is connectable)."""
+    if any(path.is_relative_to(run) for run in (Path("/run"), Path("/var/run"))):
+        return True
+    try:
+        return stat.S_ISSOCK(path.stat().st_mode)
+    except OSError:
+        return False
 
 
 def _real(path: Path) -> Path:
