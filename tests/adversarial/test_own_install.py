@@ -129,7 +129,7 @@ def build(root: Path) -> dict[str, Any]:
 
 
 def batch_of(params: dict[str, Any]) -> tuple[str, Callable[[Path], dict[str, Any]]]:
-    return "c6-own-install", build
+    return "i26-c6-own-install", build
 
 
 def test_agentcli_ran_from_the_virtualenv_twice(outcome: dict[str, Any]) -> None:

@@ -192,11 +192,11 @@ def build_trusted_before(root: Path) -> dict[str, Any]:
 
 
 BATCHES = {
-    **{f"c4-model-{b}": functools.partial(build_model_writes, batch=b) for b in MODEL_WRITES},
-    "c4-edits": build_edits,
-    "c4-outside-mcp-json": functools.partial(build_changed_outside, where="mcp.json"),
-    "c4-outside-config": functools.partial(build_changed_outside, where="config"),
-    "c4-trusted-before": build_trusted_before,
+    **{f"i26-c4-model-{b}": functools.partial(build_model_writes, batch=b) for b in MODEL_WRITES},
+    "i26-c4-edits": build_edits,
+    "i26-c4-outside-mcp-json": functools.partial(build_changed_outside, where="mcp.json"),
+    "i26-c4-outside-config": functools.partial(build_changed_outside, where="config"),
+    "i26-c4-trusted-before": build_trusted_before,
 }
 
 
@@ -208,7 +208,7 @@ def _started(run: dict[str, Any], *names: str) -> list[str]:
     return [n for n in run["markers"] if n in names or (not names and n != "approved")]
 
 
-@pytest.mark.parametrize("batch", [f"c4-model-{b}" for b in MODEL_WRITES])
+@pytest.mark.parametrize("batch", [f"i26-c4-model-{b}" for b in MODEL_WRITES])
 def test_a_server_the_model_wrote_is_not_started(outcome: dict[str, Any], batch: str) -> None:
     started = _started(outcome["runs"][-1])
     members = "\n".join(describe_member(outcome, slug) for slug in outcome["members"])
@@ -218,7 +218,7 @@ def test_a_server_the_model_wrote_is_not_started(outcome: dict[str, Any], batch:
     )
 
 
-@pytest.mark.parametrize("batch", ["c4-edits"])
+@pytest.mark.parametrize("batch", ["i26-c4-edits"])
 def test_an_approved_mcp_json_the_model_changed_is_not_what_starts(
     outcome: dict[str, Any], batch: str
 ) -> None:
@@ -233,7 +233,7 @@ def test_an_approved_mcp_json_the_model_changed_is_not_what_starts(
     )
 
 
-@pytest.mark.parametrize("batch", ["c4-outside-mcp-json", "c4-outside-config"])
+@pytest.mark.parametrize("batch", ["i26-c4-outside-mcp-json", "i26-c4-outside-config"])
 def test_a_changed_file_waits_for_approval_and_says_so(outcome: dict[str, Any], batch: str) -> None:
     _trusted, after_change, approving, after_approval = outcome["runs"]
     assert "pulled-in" not in after_change["markers"], describe_run(outcome)
@@ -243,7 +243,7 @@ def test_a_changed_file_waits_for_approval_and_says_so(outcome: dict[str, Any], 
     assert "pulled-in" in after_approval["markers"], describe_run(outcome)
 
 
-@pytest.mark.parametrize("batch", ["c4-trusted-before"])
+@pytest.mark.parametrize("batch", ["i26-c4-trusted-before"])
 def test_a_never_approved_mcp_json_waits_for_approval(outcome: dict[str, Any], batch: str) -> None:
     (first,) = outcome["runs"]
     assert "never-approved" not in first["markers"], describe_run(outcome)

@@ -102,9 +102,9 @@ def build(root: Path, checks: tuple[str, ...]) -> dict[str, Any]:
 
 
 BATCHES = {
-    "c9-outside-checks": ("venv", "shared", "harness", "secrets"),
-    "c9-cannot-start": ("missing",),
-    "c9-names-a-hidden-path": ("hidden",),
+    "i26-c9-outside-checks": ("venv", "shared", "harness", "secrets"),
+    "i26-c9-cannot-start": ("missing",),
+    "i26-c9-names-a-hidden-path": ("hidden",),
 }
 
 
@@ -118,7 +118,7 @@ def _result(outcome: dict[str, Any]) -> dict[str, Any]:
     return result  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("batch", ["c9-outside-checks"])
+@pytest.mark.parametrize("batch", ["i26-c9-outside-checks"])
 def test_the_user_s_checks_outside_the_workspace_run(outcome: dict[str, Any], batch: str) -> None:
     result = _result(outcome)
     checks = "\n".join(
@@ -130,7 +130,7 @@ def test_the_user_s_checks_outside_the_workspace_run(outcome: dict[str, Any], ba
     assert len(result["acceptance"]) == 4 and all(c["passed"] for c in result["acceptance"])
 
 
-@pytest.mark.parametrize("batch", ["c9-outside-checks"])
+@pytest.mark.parametrize("batch", ["i26-c9-outside-checks"])
 def test_credentials_stay_hidden_from_the_code_a_check_runs(
     outcome: dict[str, Any], batch: str
 ) -> None:
@@ -141,7 +141,7 @@ def test_credentials_stay_hidden_from_the_code_a_check_runs(
     assert not outcome["request_leaks"], f"secrets reached the model: {outcome['request_leaks']}"
 
 
-@pytest.mark.parametrize("batch", ["c9-cannot-start", "c9-names-a-hidden-path"])
+@pytest.mark.parametrize("batch", ["i26-c9-cannot-start", "i26-c9-names-a-hidden-path"])
 def test_a_check_that_cannot_start_is_a_setup_error_not_a_repair_round(
     outcome: dict[str, Any], batch: str
 ) -> None:
@@ -152,6 +152,6 @@ def test_a_check_that_cannot_start_is_a_setup_error_not_a_repair_round(
     assert result["repair_rounds"] == 0 and len(run["bodies"]) == 2, describe_run(outcome)
     error = result["error"] or ""
     assert "sandbox.readable" in error, error
-    named = "~/.virtualenvs/gone" if batch == "c9-cannot-start" else ".aws/credentials"
+    named = "~/.virtualenvs/gone" if batch == "i26-c9-cannot-start" else ".aws/credentials"
     assert named.lstrip("~") in error, error
     assert "HOMESECRET-" not in str(result), "a hidden file's content reached the result"
