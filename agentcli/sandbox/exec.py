@@ -247,11 +247,15 @@ def run(options: dict[str, list[str]], argv: list[str]) -> int:
         for name in ("TMPDIR", "TMP", "TEMP"):
             os.environ[name] = tmp
     status_read, status_write = os.pipe()
+    # Held open by this process alone until it dies: PID 1 reads EOF on it once we are gone.
+    alive_read, alive_write = os.pipe()
     init = os.fork()
     if init == 0:  # pragma: no cover - PID 1 of the new namespace
         os.close(status_read)
-        os._exit(_init(options, argv, status_write, cwd))
+        os.close(alive_write)
+        os._exit(_init(options, argv, status_write, cwd, alive_read))
     os.close(status_write)
+    os.close(alive_read)
     code = _wait_like(init, status_read)
     try:
         remove_absent(options)
@@ -261,10 +265,22 @@ def run(options: dict[str, list[str]], argv: list[str]) -> int:
     return code
 
 
-def _init(options: dict[str, list[str]], argv: list[str], status_fd: int, cwd: str) -> int:
+def _init(
+    options: dict[str, list[str]], argv: list[str], status_fd: int, cwd: str, alive_fd: int
+) -> int:
     """PID 1: confine, start the command, reap, pass on signals, stop what is left."""
     try:
         namespaces.die_with_parent()
+        # The helper may have died before that took effect (killed with agentcli right after
+        # the fork): nothing would then kill this process. Its end of `alive_fd` is closed.
+        os.set_blocking(alive_fd, False)
+        try:
+            gone = os.read(alive_fd, 1) == b""
+        except BlockingIOError:
+            gone = False
+        os.close(alive_fd)
+        if gone:
+            return _fail("agentcli, which started the command, is gone: not running it")
         enter_root(cwd)
         namespaces.drop_capabilities()
         confine_self(options)

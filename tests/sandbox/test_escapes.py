@@ -266,8 +266,9 @@ def test_the_command_dies_when_agentcli_dies(sandbox: OsSandbox) -> None:
     try:
         assert agentcli.stdout is not None
         assert agentcli.stdout.readline().strip() == "started"
-        _wait(lambda: _holders(marker))
-        assert _holders(marker), "the sandboxed command never started"
+        # The command itself (not the stand-in, whose own command line holds the marker).
+        _wait(lambda: _sleeping(marker))
+        assert _sleeping(marker), "the sandboxed command never started"
     finally:
         agentcli.send_signal(signal.SIGKILL)
         agentcli.wait(timeout=10)
@@ -279,6 +280,77 @@ def test_the_command_dies_when_agentcli_dies(sandbox: OsSandbox) -> None:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
     assert not survivors, "the sandboxed command outlived agentcli"
+
+
+KILLED_WHILE_STARTING = """
+import os, subprocess, sys, time
+from pathlib import Path
+from agentcli.sandbox.profile import WORKSPACE_WRITE
+from agentcli.sandbox.runner import OsSandbox
+box = OsSandbox(workspace=Path(sys.argv[1]))
+for n, arg in enumerate(sys.argv[2:]):
+    if os.fork() == 0:  # one agentcli per command, killed n ms after starting it
+        prepared = box.prepare(["bash", "-c", f"sleep {arg}"], WORKSPACE_WRITE)
+        subprocess.Popen(prepared.argv, cwd=box.workspace, env=dict(prepared.env))
+        time.sleep(n / 1000)
+        os.kill(os.getpid(), 9)
+    os.wait()
+"""
+
+
+def test_nothing_runs_on_when_agentcli_dies_while_it_starts_the_command(
+    sandbox: OsSandbox,
+) -> None:
+    """agentcli killed at any moment of the start: the helper checks it is still there after it
+    asked to die with it, and so does the sandbox's PID 1 with the helper (it was forked, and
+    orphaned before it asked, and so ran the command with nobody left to stop it)."""
+    base = uuid.uuid4().int % 10**6
+    markers = [f"{base}.{n:02d}7" for n in range(12)]
+    subprocess.run(
+        [PY, "-c", KILLED_WHILE_STARTING, str(sandbox.workspace), *markers],
+        env={**os.environ, "PYTHONPATH": str(CHECKOUT)},
+        timeout=120,
+        check=True,
+        capture_output=True,
+    )
+    _wait(lambda: not any(_holders(m) for m in markers), 5)
+    survivors = [pid for m in markers for pid in _holders(m)]
+    for pid in survivors:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    assert not survivors, "a command started as agentcli died ran on"
+
+
+def test_pid_1_does_not_run_the_command_when_the_helper_is_already_gone(tmp_path: Path) -> None:
+    """The window the test above can only sweep: PID 1 forked, the helper killed (with
+    agentcli) before PID 1 asked to die with it. Played here exactly: the helper's end of the
+    pipe that says it is alive is closed before PID 1 starts."""
+    from agentcli.sandbox import exec as helper
+
+    marker = tmp_path / "ran"
+    alive_read, alive_write = os.pipe()
+    status_read, status_write = os.pipe()
+    os.close(alive_write)  # the helper is gone
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the stand-in PID 1
+        os.close(status_read)
+        options, argv = helper.parse(["--", "touch", str(marker)])
+        os._exit(helper._init(options, argv, status_write, str(tmp_path), alive_read))
+    os.close(alive_read)
+    os.close(status_write)
+    _, status = os.waitpid(child, 0)
+    os.close(status_read)
+    assert os.waitstatus_to_exitcode(status) == helper.FAILED
+    assert not marker.exists()
+
+
+def _sleeping(marker: str) -> bool:
+    """Whether the sandboxed `sleep MARKER` itself runs."""
+    for pid in _holders(marker):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep\0"):
+                return True
+    return False
 
 
 def _holders(marker: str) -> list[int]:
