@@ -408,8 +408,14 @@ class ConversationManager:
                 if report is None:
                     break
                 report = replace(report, evidence=stamped(report.evidence, verified.rounds))
+            problem = report.setup_problem(earlier=verified.history)
             verified.report = report
             verified.history.extend(report.evidence)
+            if problem is not None:
+                # Not the model's to fix (a check that cannot start): no repair round.
+                loop.stopped = Finished(TerminalReason.CONFIG_ERROR, problem)
+                verified.end_snapshot = report.final
+                break
             if report.passed or verified.rounds >= self._acceptance.retries:
                 verified.end_snapshot = report.final
                 break

@@ -81,6 +81,9 @@ class CheckEvidence:
     """The repair round it belongs to (0: the checks after the model first finished)."""
     reused: bool = False
     """Not run again: the workspace was the same version as when this evidence was taken."""
+    setup_problem: str | None = field(default=None, repr=False)
+    """Why the check could not start at all (`agentcli.check_setup`): not the model's to fix
+    (not in the JSON result: the task's `error` says it)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
