@@ -119,6 +119,10 @@ class TaskResult:
     """The last model response's stop reason (None: no response)."""
     duration_api_s: float = 0.0
     repair_rounds: int = 0
+    compactions: int = 0
+    """Times the task's context was compacted (a summary replaced older turns)."""
+    todos: list[dict[str, str]] = field(default_factory=list)
+    """The todo list when the task ended (`{"content", "status", "activeForm"}` each)."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -162,6 +166,8 @@ class TaskResult:
             "changed_files": self.changed_files,
             "tool_calls": self.tool_calls,
             "permission_denials": self.permission_denials,
+            "compactions": self.compactions,
+            "todos": self.todos,
             "error": self.error,
         }
 

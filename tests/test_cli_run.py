@@ -66,6 +66,9 @@ RESULT_KEYS = {
     "tool_calls",
     "permission_denials",
     "error",
+    # Long sessions (issue #28).
+    "compactions",
+    "todos",
 }
 ACCEPTANCE_KEYS = {
     "command",

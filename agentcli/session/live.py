@@ -20,6 +20,10 @@ from typing import Any
 
 from agentcli.acceptance import AcceptanceReport, AcceptanceSettings
 from agentcli.catalogue import Effort
+from agentcli.compaction_record import CompactionRecord
+from agentcli.context.compaction import CompactionObserver, CompactionOutcome
+from agentcli.context.pins import PinSource
+from agentcli.context.report import ContextReport
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink
@@ -35,6 +39,7 @@ from agentcli.session.opening import find_resumed, open_session
 from agentcli.session.options import SessionOptions
 from agentcli.settings import Settings
 from agentcli.tasks import TaskResult
+from agentcli.todo import TodoList
 from agentcli.tools.base import Tool
 
 Renew = Callable[[], tuple[ConversationManager, ModelFactory]]
@@ -59,6 +64,8 @@ class LiveSession:
         self._renew = renew
         self._retired: list[ModelClient] = []
         self._closed = False
+        self._pins: list[PinSource] = []
+        self._compaction_observers: list[CompactionObserver] = []
 
     # -- what it is --------------------------------------------------------------------------
     @property
@@ -125,6 +132,20 @@ class LiveSession:
         """The permission rules in force, read-only."""
         return self._manager.policy.rules_view()
 
+    @property
+    def todos(self) -> TodoList:
+        """The todo list as `todo_write` last saved it."""
+        return self._manager.todos
+
+    @property
+    def compaction(self) -> CompactionRecord | None:
+        """The compaction in force in what the model is sent (None: nothing is compacted)."""
+        return self._manager.context.compaction
+
+    def context_report(self) -> ContextReport:
+        """What the model is sent now, part by part, with its tokens (`/context`)."""
+        return self._manager.context_report()
+
     def take_notices(self) -> list[str]:
         """What the permission policy wants the user to hear since the last call."""
         return self._manager.policy.take_notices()
@@ -137,6 +158,24 @@ class LiveSession:
     async def run_checks(self, events: EventSink | None = None) -> AcceptanceReport:
         """Run the acceptance checks now, on the workspace as it is (the REPL's /check)."""
         return await self._manager.run_checks(events)
+
+    async def compact(self, instructions: str | None = None) -> CompactionOutcome:
+        """Compact what the model is sent now (`/compact [instructions]`): a summary replaces
+        the older turns (the journal keeps them). The outcome says what its request cost."""
+        return await self._manager.compact(instructions)
+
+    # -- what other parts add to every compaction (hooks, skills) --------------------------
+    def add_pins(self, source: PinSource) -> None:
+        """Re-send `source`'s items verbatim after the summary of every later compaction (in
+        this session and the ones `clear` starts)."""
+        self._pins.append(source)
+        self._manager.add_pins(source)
+
+    def observe_compaction(self, observer: CompactionObserver) -> None:
+        """Tell `observer` of every compaction: before it starts (it may block it) and after
+        it is recorded (PreCompact / PostCompact)."""
+        self._compaction_observers.append(observer)
+        self._manager.observe_compaction(observer)
 
     # -- what may change ---------------------------------------------------------------------
     def switch_model(self, name: str) -> None:
@@ -199,6 +238,8 @@ class LiveSession:
             checkpoints=opened.checkpoints,
             messages=opened.messages,
             data_dir=data_home() / "sessions" / opened.session_id,
+            compacted=opened.compacted,
+            todos=opened.todos,
         )
         self.record_settings(model=self.model, permission_mode=self.mode.value)
 
@@ -210,8 +251,17 @@ class LiveSession:
         self._options.resume, self._options.continue_ = None, False
         manager, models = self._renew()
         self._manager.release()
-        self._retired.append(self._manager.model)
+        self._retired.extend(self._clients())
         self._manager, self._models = manager, models
+        for source in self._pins:
+            manager.add_pins(source)
+        for observer in self._compaction_observers:
+            manager.observe_compaction(observer)
+
+    def _clients(self) -> list[ModelClient]:
+        """The model clients of the conversation now (its model, its summarizer)."""
+        summarizer = self._manager.summarizer
+        return [self._manager.model, *([summarizer] if summarizer is not None else [])]
 
     async def close(self) -> None:
         """Let go of the session (another process may resume it now) and close the model
@@ -220,7 +270,7 @@ class LiveSession:
             return
         self._closed = True
         self._manager.release()
-        for model in [*self._retired, self._manager.model]:
+        for model in [*self._retired, *self._clients()]:
             with contextlib.suppress(Exception):
                 await model.aclose()
         self._retired.clear()

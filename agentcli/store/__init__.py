@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentcli.call_records import ToolCallRecord
+from agentcli.compaction_record import CompactionRecord
 from agentcli.messages import Message
 from agentcli.store.ledger import MemoryLedger, OperationLedger
 from agentcli.tasks import TaskResult
@@ -46,6 +47,10 @@ class Journal(Protocol):
         a resume reads them."""
         ...
 
+    def compaction_recorded(self, record: CompactionRecord) -> None:
+        """Durably record a compaction (all of it or nothing) before the view uses it."""
+        ...
+
     def release(self) -> None:
         """Stop using the session: another process may resume it from now on."""
         ...
@@ -60,6 +65,7 @@ class MemoryJournal:
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
     operations: MemoryLedger = field(default_factory=MemoryLedger)
     settings: dict[str, Any] = field(default_factory=dict)
+    compactions: list[CompactionRecord] = field(default_factory=list)
     released: bool = False
 
     def call_proposed(self, record: ToolCallRecord) -> None:
@@ -83,6 +89,9 @@ class MemoryJournal:
 
     def record_settings(self, **changes: Any) -> None:
         self.settings.update(changes)
+
+    def compaction_recorded(self, record: CompactionRecord) -> None:
+        self.compactions.append(record)
 
     def release(self) -> None:
         self.released = True

@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from agentcli.events import (
     AcceptanceFinished,
     AcceptanceStarted,
+    CompactionFinished,
+    CompactionStarted,
+    ContextFilling,
     Event,
     ModelResponded,
     ModelRetrying,
@@ -29,6 +32,7 @@ from agentcli.events import (
     RepairRound,
     TextDelta,
     ThinkingDelta,
+    TodoUpdated,
     ToolCallFinished,
     ToolCallStarted,
 )
@@ -143,7 +147,48 @@ class TextProgress:
             verdict = ("passed", "green") if event.passed else ("failed", "red")
             ran = f" {event.command} (exit {event.exit_code}, {event.duration_s:.1f}s)"
             return _text(verdict, (ran, ""))
-        return None
+        return _long_session_line(event)
+
+
+def _long_session_line(event: Event) -> Text | None:
+    """The todo list and the context's compaction, one line each."""
+    if isinstance(event, TodoUpdated):
+        return _text(("todo", "cyan"), (f" {todo_line(event.todos)}", ""))
+    if isinstance(event, ContextFilling):
+        return _text((context_filling_text(event), "yellow"))
+    if isinstance(event, CompactionStarted):
+        return _text(
+            (f"compacting the context ({event.trigger})", "cyan"),
+            (f": {event.tokens_before:,} tokens", ""),
+        )
+    if isinstance(event, CompactionFinished) and event.error is None:
+        return _text(("compacted", "cyan"), (f" {compaction_text(event)}", ""))
+    return None
+
+
+def todo_line(todos: list[dict[str, str]]) -> str:
+    """`2/5 done · now: Running the tests` (the list, in one line)."""
+    done = sum(1 for item in todos if item.get("status") == "completed")
+    now = next((i.get("activeForm", "") for i in todos if i.get("status") == "in_progress"), "")
+    return f"{done}/{len(todos)} done" + (f" · now: {now}" if now else "")
+
+
+def context_filling_text(event: ContextFilling) -> str:
+    share = event.tokens / event.window if event.window else 0.0
+    then = (
+        f"; older turns are compacted at {event.compact_at:,}"
+        if event.compact_at is not None
+        else "; auto-compaction is off (/compact in the REPL)"
+    )
+    return f"the context is {share:.0%} full ({event.tokens:,} of {event.window:,} tokens){then}"
+
+
+def compaction_text(event: CompactionFinished) -> str:
+    return (
+        f"({event.trigger}): {event.tokens_before:,} → ≈{event.tokens_after:,} tokens; "
+        f"{event.messages_compacted} messages are sent as a summary of "
+        f"{event.summary_chars:,} characters (the journal keeps them)"
+    )
 
 
 STREAM_SCHEMA_VERSION = 1
