@@ -305,20 +305,21 @@ class Compactor:
         return CompactionOutcome(error=why, call=call or SummaryCall())
 
     def _point(self, history: Sequence[Message], per_char: float) -> int | None:
-        """The compaction point: the assistant message that begins the recent turns kept as
-        they are, or None when nothing older than them is left to compact."""
+        """The compaction point: the assistant message that begins the `keep_recent` turns
+        kept as they are (fewer only while they alone would fill more than `RECENT_SHARE` of
+        the window), or None when nothing older than them is left to compact (as right after
+        a compaction)."""
         current = self.view.compaction
         start = current.point if current is not None else 0
         turns = [i for i, m in enumerate(history) if m.role == "assistant" and i >= start]
         room = self.view.window * RECENT_SHARE
-        for keep in range(self.settings.keep_recent, 0, -1):
-            if len(turns) <= keep:
-                continue
-            point = turns[-keep]
-            recent = tokens(messages_chars(history[point:]), per_char)
-            if recent <= room or keep == 1:
-                return point
-        return None
+        keep = self.settings.keep_recent
+        while keep > 1:
+            first = turns[-keep] if len(turns) >= keep else start
+            if tokens(messages_chars(history[first:]), per_char) <= room:
+                break
+            keep -= 1
+        return turns[-keep] if len(turns) > keep else None
 
     def _sent_index(self, history: Sequence[Message], point: int) -> int:
         """Where `point` is in what is sent now (a compaction before it sends one message for

@@ -38,6 +38,7 @@ from agentcli.events import (
 )
 from agentcli.tasks import TaskResult
 from agentcli.truncation import one_line, shorten
+from agentcli.ui.term.long_session import compaction_text, context_filling_text, todo_line
 from agentcli.ui.term.safe import safe_console, visible
 
 PROGRESS_CHARS = 240
@@ -164,31 +165,6 @@ def _long_session_line(event: Event) -> Text | None:
     if isinstance(event, CompactionFinished) and event.error is None:
         return _text(("compacted", "cyan"), (f" {compaction_text(event)}", ""))
     return None
-
-
-def todo_line(todos: list[dict[str, str]]) -> str:
-    """`2/5 done · now: Running the tests` (the list, in one line)."""
-    done = sum(1 for item in todos if item.get("status") == "completed")
-    now = next((i.get("activeForm", "") for i in todos if i.get("status") == "in_progress"), "")
-    return f"{done}/{len(todos)} done" + (f" · now: {now}" if now else "")
-
-
-def context_filling_text(event: ContextFilling) -> str:
-    share = event.tokens / event.window if event.window else 0.0
-    then = (
-        f"; older turns are compacted at {event.compact_at:,}"
-        if event.compact_at is not None
-        else "; auto-compaction is off (/compact in the REPL)"
-    )
-    return f"the context is {share:.0%} full ({event.tokens:,} of {event.window:,} tokens){then}"
-
-
-def compaction_text(event: CompactionFinished) -> str:
-    return (
-        f"({event.trigger}): {event.tokens_before:,} → ≈{event.tokens_after:,} tokens; "
-        f"{event.messages_compacted} messages are sent as a summary of "
-        f"{event.summary_chars:,} characters (the journal keeps them)"
-    )
 
 
 STREAM_SCHEMA_VERSION = 1

@@ -101,6 +101,7 @@ class Repl:
             depth=color_depth(console.color_system),
             input=input,
             output=output,
+            toggle_todos=self._toggle_todos,
         )
         self.session.app.after_render += self._first_render
 
@@ -209,7 +210,11 @@ class Repl:
 
     def _toolbar(self) -> str:
         columns = self.session.app.output.get_size().columns
-        return self.status.line(max(20, columns - 2))
+        todos = [visible(item, keep="")[: columns - 2] for item in self.status.checklist(idle=True)]
+        return "\n ".join([*todos, self.status.line(max(20, columns - 2))])
+
+    def _toggle_todos(self) -> None:
+        self.status.show_todos = not self.status.show_todos
 
     async def run(self, first_task: str | None = None) -> int:
         """Run until /exit, Ctrl-D or SIGTERM (first opening the session asked for, then
