@@ -92,6 +92,24 @@ class CompactionRecord:
     task_id: str | None = None
     created_at: float = 0.0
 
+    def to_json(self) -> dict[str, Any]:
+        """The record as `sessions export` writes it."""
+        return {
+            "id": self.id,
+            "point": self.point,
+            "trigger": self.trigger.value,
+            "model": self.model,
+            "summary": self.summary,
+            "pinned": pinned_to_json(self.pinned),
+            "instructions": self.instructions,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "usage": self.usage.as_dict(),
+            "cost_usd": self.cost_usd,
+            "task_id": self.task_id,
+            "created_at": self.created_at,
+        }
+
     def message(self) -> Message:
         """The user message sent in place of `history[:point]`."""
         blocks = [TextBlock(text=f"{SUMMARY_HEADER}\n\n<summary>\n{self.summary}\n</summary>")]

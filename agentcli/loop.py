@@ -273,8 +273,9 @@ class QueryLoop:
         summary request counts in the task's usage and cost (and may exhaust the budget)."""
         if self.compactor is None:
             return None
-        turn = Turn(model=self.model, system=self.system, tools=self.runtime.specs())
-        outcome = await self.compactor.auto(history, turn)
+        outcome = await self.compactor.auto(
+            history, lambda: Turn(model=self.model, system=self.system, tools=self.runtime.specs())
+        )
         if outcome is None:
             return None
         self._account_summary(outcome.call)

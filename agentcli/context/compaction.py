@@ -169,9 +169,11 @@ class Compactor:
         compact_at = int(window * self.settings.auto_at) if auto else None
         self._events(ContextFilling(tokens=tokens_now, window=window, compact_at=compact_at))
 
-    async def auto(self, history: Sequence[Message], turn: Turn) -> CompactionOutcome | None:
-        """Compact before the next request if the last response passed `auto_compact_at`;
-        None when nothing was attempted."""
+    async def auto(
+        self, history: Sequence[Message], turn: Callable[[], Turn]
+    ) -> CompactionOutcome | None:
+        """Compact before the next request if the last response passed `auto_compact_at`
+        (`turn` says what that request is); None when nothing was attempted."""
         if not self.settings.auto_enabled or self._resting:
             return None
         tokens_now = self.view.observed_tokens(history)
@@ -187,7 +189,7 @@ class Compactor:
             )
             return None
         self._streak += 1
-        outcome = await self.compact(history, turn, trigger=Trigger.AUTO)
+        outcome = await self.compact(history, turn(), trigger=Trigger.AUTO)
         if outcome.record is None:
             self._rest(f"auto-compaction rests for the rest of this task: {outcome.error}")
         return outcome

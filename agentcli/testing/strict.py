@@ -18,7 +18,8 @@ serve, a 400 for a request shape the model rejects), or None. It enforces:
   assistant turn (prefill) where refused (a paused server-tool turn sent back to be continued,
   as the API documents for `pause_turn`, is not a prefill);
 - well-formed messages: the first from the user, none empty, no empty text block, every
-  tool_use answered by one tool_result in the next message (and no other tool_result);
+  tool_use answered by one tool_result in the next message (and no other tool_result), and
+  no tool_use or tool_result block in a request that defines no tools;
 - at most 4 `cache_control` breakpoints;
 - thinking blocks bound to their model and transcript (Opus 5.5, Fable 5.1 and the other 5.5
   models): the fake signs every thinking block it serves (`sign_thinking`) with the model and
@@ -204,6 +205,8 @@ class RequestCheck:
         problems = pairing_problems(messages)
         if problems:
             return f"messages: tool_use/tool_result mismatch: {problems[0]}"
+        if not self.body.get("tools") and _has_tool_blocks(messages):
+            return "Requests which include `tool_use` or `tool_result` blocks must define tools."
         return None
 
     def _thinking(self, rules: ModelRules) -> str | None:
@@ -300,6 +303,15 @@ def _message_problem(index: int, message: Any) -> str | None:
         if block["type"] == "text" and not block.get("text"):
             return f"messages.{index}.content.{position}: text content blocks must be non-empty"
     return None
+
+
+def _has_tool_blocks(messages: list[Any]) -> bool:
+    return any(
+        isinstance(block, Mapping) and block.get("type") in ("tool_use", "tool_result")
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+    )
 
 
 def _paused(message: Mapping[str, Any]) -> bool:
