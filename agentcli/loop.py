@@ -202,7 +202,7 @@ class QueryLoop:
             return stop
         spec = self.spec()
         self.context.model_window = spec.context_window
-        stop = await self._compact_if_due(history)
+        stop = await self._compact_if_due(history, spec)
         if stop is not None:
             return stop
         self.turns += 1
@@ -238,6 +238,7 @@ class QueryLoop:
         self._append(history, message)
         self.context.observe(history, response.usage)
         if self.compactor is not None:
+            self.compactor.server_compacted(history, response.usage)
             self.compactor.warn_if_filling(history)
         reason = response.stop_reason
         if reason == StopReason.REFUSAL:
@@ -268,10 +269,11 @@ class QueryLoop:
         self._cost = None if cost is None or self._cost is None else self._cost + cost
         self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
 
-    async def _compact_if_due(self, history: list[Message]) -> Finished | None:
-        """Compact older turns of what is sent if the context passed its threshold; the
-        summary request counts in the task's usage and cost (and may exhaust the budget)."""
-        if self.compactor is None:
+    async def _compact_if_due(self, history: list[Message], spec: ModelSpec) -> Finished | None:
+        """Compact older turns of what is sent if the context passed its threshold (unless the
+        API compacts for this model); the summary request counts in the task's usage and cost
+        (and may exhaust the budget)."""
+        if self.compactor is None or self.compactor.server_side(spec) is not None:
             return None
         outcome = await self.compactor.auto(
             history, lambda: Turn(model=self.model, system=self.system, tools=self.runtime.specs())
@@ -308,6 +310,7 @@ class QueryLoop:
                 max_tokens=self.settings.max_tokens_per_response,
                 effort=self.settings.effort,
                 spec=spec,
+                server_compaction=self.compactor.server_side(spec) if self.compactor else None,
             )
             try:
                 return await self.model.complete(request, self.events), caller

@@ -278,6 +278,8 @@ class ModelEntry(BaseModel):
     """It rejects `tool_choice` any/tool."""
     binds_thinking: bool | None = None
     """Its thinking blocks are valid only for it, under the same transcript."""
+    server_compaction: bool | None = None
+    """The API can compact its context itself (`[context] compaction = "server"`)."""
 
     def given(self) -> dict[str, Any]:
         """The fields set, as the catalogue takes them."""

@@ -29,21 +29,28 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from agentcli.catalogue import Catalogue
+from agentcli.catalogue import Catalogue, ModelSpec
 from agentcli.compaction_record import CompactionRecord, Trigger
+from agentcli.context.handoff import server_instructions
 from agentcli.context.pins import Pins
 from agentcli.context.summary import SummaryCall, summarize
 from agentcli.context.tokens import messages_chars, tokens, tools_chars
 from agentcli.context.view import ContextView
 from agentcli.events import CompactionFinished, CompactionStarted, ContextFilling, EventSink, Notice
 from agentcli.ids import new_id
-from agentcli.messages import Message
-from agentcli.model import ModelClient
-from agentcli.settings import DEFAULTS, ContextSection
-from agentcli.usage import cost_usd
+from agentcli.messages import Message, OpaqueBlock
+from agentcli.model import ModelClient, ServerCompaction
+from agentcli.settings import DEFAULTS, CompactionMode, ContextSection
+from agentcli.usage import Usage, cost_usd
 
 RECENT_SHARE = 0.5
 """The most of the window the turns kept as they are may fill: keep fewer when they would."""
+SERVER_MIN_TRIGGER = 50_000
+"""The smallest trigger the API's own compaction accepts."""
+SERVER_FAILED = (
+    "the API's compaction returned no summary; agentcli compacts by itself for the rest of "
+    "this task"
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +69,8 @@ class CompactionSettings:
     stall_limit: int = 3
     """Compactions in a row, in one task, that leave the context above the threshold before
     auto-compaction stops for that task."""
+    server: bool = False
+    """Let the API compact (`compact_20260112`) where the model supports it."""
 
     @property
     def auto_enabled(self) -> bool:
@@ -75,6 +84,7 @@ class CompactionSettings:
             auto_at=section.auto_compact_at,
             warn_at=section.warn_at,
             keep_recent=section.keep_recent,
+            server=section.compaction is CompactionMode.SERVER,
         )
 
 
@@ -140,6 +150,8 @@ class Compactor:
         self._streak = 0
         self._resting = False
         self._warned = False
+        self._server_failed = False
+        self._last_tokens = 0
         self._task_id: str | None = None
         self.count = 0
         """Compactions recorded in the current task."""
@@ -153,11 +165,54 @@ class Compactor:
         self._task_id = task_id
         self._streak = 0
         self._resting = False
+        self._server_failed = False
         self.count = 0
+
+    # -- the API's own compaction ---------------------------------------------------------
+    def server_side(self, spec: ModelSpec) -> ServerCompaction | None:
+        """What to ask the API for when it compacts itself (`[context] compaction = "server"`
+        and a model that supports it), else None: agentcli compacts."""
+        settings = self.settings
+        if not (settings.server and settings.auto_enabled and spec.server_compaction):
+            return None
+        if self._server_failed or self._resting:
+            return None
+        trigger = max(int(self.view.window * settings.auto_at), SERVER_MIN_TRIGGER)
+        return ServerCompaction(
+            trigger_tokens=trigger, instructions=server_instructions(self.pins.collect())
+        )
+
+    def server_compacted(self, history: Sequence[Message], usage: Usage) -> None:
+        """After a response (the last of `history`): the compaction blocks the API put in it.
+        One without a summary is a failed compaction: agentcli compacts itself from then on
+        in this task (the API treats such a block as nothing when it is sent back)."""
+        for block in history[-1].content:
+            if not isinstance(block, OpaqueBlock) or block.type != "compaction":
+                continue
+            summary = block.raw.get("content")
+            before = self._last_tokens
+            self._events(CompactionStarted(trigger=Trigger.AUTO.value, tokens_before=before))
+            if not isinstance(summary, str) or not summary.strip():
+                self._server_failed = True
+                self._failed(Trigger.AUTO, before, SERVER_FAILED, call=SummaryCall())
+                continue
+            self.count += 1
+            self._warned = False
+            self._events(
+                CompactionFinished(
+                    trigger=Trigger.AUTO.value,
+                    tokens_before=before,
+                    tokens_after=usage.total_tokens,
+                    summary_chars=len(summary),
+                    messages_compacted=len(history) - 1,
+                )
+            )
 
     def warn_if_filling(self, history: Sequence[Message]) -> None:
         """Say once (until a compaction makes room) that the context passed `warn_at`."""
         tokens_now = self.view.observed_tokens(history)
+        if tokens_now is not None:
+            self._last_tokens = tokens_now
         warn_at = self.settings.warn_at
         if tokens_now is None or warn_at <= 0 or self._warned:
             return

@@ -47,6 +47,26 @@ numbers and values, quoted exactly.
 Be factual and concise; never invent anything that is not in the transcript. Do not call \
 tools. Answer with the summary only."""
 
+SERVER_PROMPT = """\
+Write a handoff summary of this conversation for the agent that continues the work from it: \
+1. the goal, with every constraint the user stated; 2. decisions made and why; 3. each file \
+changed (path) and why, and files read that matter; 4. what was verified and what not; 5. what \
+remains, in order; 6. exact error messages, identifiers, commands, paths and values still \
+needed. Never invent anything. Do not call any tools. Put the summary in <summary></summary>."""
+
+
+def server_instructions(pinned: Sequence[PinnedItem]) -> str:
+    """The API's own compaction (`compact_20260112`) takes instructions in place of its prompt
+    and cannot re-send anything itself: the pinned items go into the summary, quoted."""
+    if not pinned:
+        return SERVER_PROMPT
+    quoted = "\n".join(item.block_text() for item in pinned)
+    return (
+        f"{SERVER_PROMPT}\n\nAt the end of the summary, quote these items exactly as they "
+        f"are, tags included:\n{quoted}"
+    )
+
+
 _RESULT_CAPS = (4_000, 1_000, 200)
 """How long each tool result may stay in the transcript, tried in turn until it fits."""
 _INPUT_CHARS = 600
