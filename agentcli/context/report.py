@@ -98,10 +98,12 @@ def context_report(
     compacted = None
     if record is not None:
         summary, body = sent[0], sent[1:]
+        # The summary's part is the whole message but the pinned items' own text.
+        framing = message_chars(summary) - sum(len(item.text) for item in record.pinned)
         parts.append(
             ContextPart(
                 "summary",
-                tokens(len(record.summary), per_char),
+                tokens(framing, per_char),
                 f"{record.trigger.value}, by {record.model}, {_when(record.created_at)}",
             )
         )

@@ -257,3 +257,32 @@ def test_openai_a_32k_local_model_survives_far_past_its_window(
     for request in script.summaries:
         assert "tools" not in request.body
         assert [m["role"] for m in request.body["messages"]] == ["system", "user"]
+
+
+def test_a_compaction_rereads_the_instruction_files(workspace: Path) -> None:
+    window, turns = 30_000, 25
+    files(workspace, turns)
+    (workspace / "AGENTS.md").write_text("Indent with tabs.\n")
+    (workspace / ".agentcli").mkdir()
+    (workspace / ".agentcli" / "config.toml").write_text(
+        f"[context]\nwindow_tokens = {window}\nelide_at = 0.95\nkeep_recent = 2\n"
+    )
+    script = Script(turns, anthropic_answer)
+
+    def edit_after_the_third(request: RecordedRequest) -> Any:
+        if len(script.work) == 3:
+            (workspace / "AGENTS.md").write_text("Indent with spaces.\n")
+        return script(request)
+
+    with FakeMessagesServer() as server:
+        server.responder = edit_after_the_third
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"}
+        done = run(workspace, env, TASK, "--permission-mode", "yolo", "--output-format", "json")
+        assert done.returncode == 0, done.stderr
+    systems = [r.body["system"][0]["text"] for kind, r in script.order if kind == "work"]
+    first = next(n for n, (kind, _r) in enumerate(script.order) if kind == "summary")
+    before = systems[:first]
+    after = systems[first:]
+    assert before and after
+    assert all("Indent with tabs." in s for s in before)
+    assert all("Indent with spaces." in s and "tabs" not in s for s in after)
