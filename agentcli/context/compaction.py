@@ -231,6 +231,10 @@ class Compactor:
         (`turn` says what that request is); None when nothing was attempted."""
         if not self.settings.auto_enabled or self._resting:
             return None
+        if history and history[-1].role == "assistant":
+            # A paused server-tool turn is being continued (`pause_turn`): its usage sums the
+            # server's own iterations, and the turn is not done. Wait for it to end.
+            return None
         tokens_now = self.view.observed_tokens(history)
         if tokens_now is None:
             return None
@@ -290,6 +294,7 @@ class Compactor:
             spec=spec,
             max_tokens=self.settings.max_summary_tokens,
             events=self._events,
+            tokens_per_char=per_char,
         )
         if summary.text is None:
             return self._failed(trigger, before, summary.error or "no summary", call=summary.call)

@@ -54,11 +54,15 @@ async def summarize(
     spec: ModelSpec,
     max_tokens: int,
     events: EventSink,
+    tokens_per_char: float = TOKENS_PER_CHAR,
 ) -> Summary:
     """Ask `model` for a handoff summary of `messages` (what the model is sent of the history
     before the compaction point). The answer's text must be non-empty and within `max_tokens`
-    (estimated); its streamed text never reaches the user's output, only notices do."""
-    budget_chars = int(spec.context_window * (1 - OUTPUT_ROOM) / TOKENS_PER_CHAR)
+    (estimated); its streamed text never reaches the user's output, only notices do. The
+    transcript is made to fit the model's window at `tokens_per_char` (what the session's last
+    response gave), or the rule of thumb where that is fewer tokens."""
+    per_char = max(tokens_per_char, TOKENS_PER_CHAR)
+    budget_chars = int(spec.context_window * (1 - OUTPUT_ROOM) / per_char)
     request = ModelRequest(
         system=HANDOFF_SYSTEM,
         messages=(summary_request(messages, pinned, instructions, budget_chars=budget_chars),),

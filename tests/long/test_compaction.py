@@ -238,3 +238,18 @@ async def test_a_cheaper_model_can_write_the_summary(workspace: Path) -> None:
     assert record is not None and record.model == "claude-haiku-4-5"
     # Priced at Haiku 4.5's rates ($1 / $5 per MTok): 1,000 in, 100 out.
     assert record.cost_usd == 0.0015
+
+
+async def test_a_paused_server_tool_turn_is_never_compacted_in_the_middle(workspace: Path) -> None:
+    # A pause_turn response's usage sums the server's own iterations (a recorded web search
+    # reports 404,500 input tokens): the turn goes on first, and is judged once it ended.
+    answers = [
+        respond(text("searching"), stop_reason="pause_turn", usage=Usage(input_tokens=404_500)),
+        respond(text("found it"), usage=Usage(input_tokens=1_000)),
+    ]
+    model = FunctionModel(lambda _request: answers.pop(0))
+    talk = conversation(workspace, model)
+    result = await talk.manager.run_task("search the web")
+    assert result.reason is TerminalReason.COMPLETED
+    assert result.compactions == 0
+    assert not talk.of(CompactionStarted)

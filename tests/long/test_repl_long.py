@@ -26,7 +26,7 @@ from agentcli.session.live import LiveSession
 from agentcli.session.options import SessionOptions
 from agentcli.store import MemoryJournal
 from agentcli.testing import FunctionModel, respond, text, tool_use
-from agentcli.todo import TodoBoard
+from agentcli.todo import TodoBoard, TodoItem
 from agentcli.tools.base import ToolContext
 from agentcli.tools.todo_write import TodoWrite
 from agentcli.ui.repl.app import Repl
@@ -50,7 +50,9 @@ def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
 class Session:
     """A REPL over a conversation whose model reads a file per turn until told `stop`."""
 
-    def __init__(self, workspace: Path, pipe: object) -> None:
+    def __init__(self, workspace: Path, pipe: object, todos: list[TodoItem] | None = None) -> None:
+        self.todos = todos or []
+        """What the session's todo list holds when it opens (a resumed session's)."""
         self.out = io.StringIO()
         self.managers: list[ConversationManager] = []
         self.work = []
@@ -82,7 +84,7 @@ class Session:
 
     def build(self, options: SessionOptions, events: EventSink, prompter: Prompter) -> LiveSession:
         def manager() -> ConversationManager:
-            board = TodoBoard()
+            board = TodoBoard(self.todos)
             made = ConversationManager(
                 model=self.model,
                 tools=[Dump(), TodoWrite(board)],
@@ -110,9 +112,9 @@ class Session:
         return self.out.getvalue()
 
 
-async def run(workspace: Path, keys: str) -> Session:
+async def run(workspace: Path, keys: str, todos: list[TodoItem] | None = None) -> Session:
     with create_pipe_input() as pipe:
-        session = Session(workspace, pipe)
+        session = Session(workspace, pipe, todos)
         pipe.send_text(keys)
         assert await asyncio.wait_for(session.repl.run(), 30) == 0
     return session
@@ -219,3 +221,10 @@ def test_the_status_line_says_how_full_the_context_is(workspace: Path) -> None:
     view(ContextFilling(tokens=160_000, window=200_000, compact_at=170_000))
     assert "ctx 80%" in status.line(100)
     assert "the context is 80% full (160,000 of 200,000 tokens)" in out.getvalue()
+
+
+async def test_a_resumed_sessions_todo_list_is_shown_when_it_opens(workspace: Path) -> None:
+    left = [item for item in map(TodoItem.from_json, PLAN) if item is not None]
+    session = await run(workspace, "/context\r" + "/exit\r", todos=left)
+    assert session.repl.status.todos == PLAN
+    assert "▶ Fixing the bug" in session.text  # /context lists it too

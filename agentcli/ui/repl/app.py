@@ -167,7 +167,12 @@ class Repl:
             return None
         self.last_result = None
         self.status.reset_session()
+        self._show_todos(live)
         return live
+
+    def _show_todos(self, live: LiveSession) -> None:
+        """The todo list a resumed session left (shown above the prompt)."""
+        self.status.todos = [item.to_json() for item in live.todos]
 
     async def session_or_none(self) -> LiveSession | None:
         """The current session, opened on first use; None (after saying why) if it cannot be."""
@@ -195,6 +200,7 @@ class Repl:
         self.status.model = live.model
         self.needs_anthropic_key = live.settings.provider is Provider.ANTHROPIC  # resumed
         self.status.mode = live.mode.value
+        self._show_todos(live)
         return live
 
     # -- the loop --------------------------------------------------------------------------
