@@ -216,7 +216,7 @@ class CompactionFinished(Event):
     tokens_before: int
     tokens_after: int
     """An estimate of what the model is sent from now on."""
-    summary_chars: int
+    summary_length: int
     messages_compacted: int
     """Messages of the history no longer sent as they are (the journal keeps them)."""
     error: str | None = None

@@ -203,7 +203,7 @@ class Compactor:
                     trigger=Trigger.AUTO.value,
                     tokens_before=before,
                     tokens_after=usage.total_tokens,
-                    summary_chars=len(summary),
+                    summary_length=len(summary),
                     messages_compacted=len(history) - 1,
                 )
             )
@@ -336,7 +336,7 @@ class Compactor:
                 trigger=record.trigger.value,
                 tokens_before=record.tokens_before,
                 tokens_after=after,
-                summary_chars=len(record.summary),
+                summary_length=len(record.summary),
                 messages_compacted=record.point,
             )
         )
@@ -358,7 +358,7 @@ class Compactor:
                     trigger=trigger.value,
                     tokens_before=before,
                     tokens_after=before,
-                    summary_chars=0,
+                    summary_length=0,
                     messages_compacted=0,
                     error=why,
                 )

@@ -54,7 +54,7 @@ def test_stream_json_says_each_compaction_and_the_result_counts_them(workspace: 
         assert begin["trigger"] == end["trigger"] == "auto"
         assert begin["tokens_before"] == end["tokens_before"] > WINDOW * 0.85
         assert 0 < end["tokens_after"] < end["tokens_before"]
-        assert end["summary_chars"] == len(
+        assert end["summary_length"] == len(
             "SUMMARY: reading the files in order; the last one read is named in the recent turns."
         )
         assert end["messages_compacted"] > 0 and end["error"] is None

@@ -94,7 +94,7 @@ def test_the_api_compacts_and_its_block_goes_back_verbatim(workspace: Path) -> N
     assert result["compactions"] == 1
     assert result["usage"]["input_tokens"] == 55_000 + 100  # the second response's 100
     finished = [e for e in events if e["type"] == "compaction_finished"]
-    assert [(e["trigger"], e["summary_chars"], e["error"]) for e in finished] == [
+    assert [(e["trigger"], e["summary_length"], e["error"]) for e in finished] == [
         ("auto", len(summary), None)
     ]
 

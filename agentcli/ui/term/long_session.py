@@ -29,5 +29,5 @@ def compaction_text(event: CompactionFinished) -> str:
     return (
         f"({event.trigger}): {event.tokens_before:,} → ≈{event.tokens_after:,} tokens; "
         f"{event.messages_compacted} messages are sent as a summary of "
-        f"{event.summary_chars:,} characters (the journal keeps them)"
+        f"{event.summary_length:,} characters (the journal keeps them)"
     )
