@@ -56,6 +56,7 @@ from agentcli.terminal_reason import TerminalReason
 from agentcli.todo import TodoList
 from agentcli.tools.base import Tool, ToolContext
 from agentcli.tools.runtime import BeforeChange, ToolRuntime
+from agentcli.tools.todo_write import TodoWrite
 from agentcli.usage import Budget
 from agentcli.vocabulary import Decision, PermissionTarget, Risk
 
@@ -135,6 +136,7 @@ class ConversationManager:
             events=events,
             catalogue=catalogue,
             acceptance=lambda: self._acceptance.commands,
+            tools_board=next((t.board for t in self._tools if isinstance(t, TodoWrite)), None),
         )
 
     # -- what the session is ---------------------------------------------------------------

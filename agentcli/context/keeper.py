@@ -49,8 +49,9 @@ class LongSession:
     compaction re-reads them); None: the system prompt stays as it is."""
     compacted: CompactionRecord | None = None
     """A resumed session's compaction in force."""
-    todos: TodoBoard = field(default_factory=TodoBoard)
-    """The todo list (`todo_write` writes it; a resumed session's is loaded into it)."""
+    todos: TodoBoard | None = None
+    """The todo list (`todo_write` writes it; a resumed session's is loaded into it); None:
+    the board of the `todo_write` among the conversation's tools, if any, else a new one."""
 
 
 class ContextKeeper:
@@ -66,9 +67,11 @@ class ContextKeeper:
         events: EventSink,
         catalogue: Catalogue,
         acceptance: Callable[[], Sequence[str]],
+        tools_board: TodoBoard | None = None,
     ) -> None:
-        """`record` journals a compaction; `acceptance` says which checks are set now."""
-        self.todos = given.todos
+        """`record` journals a compaction; `acceptance` says which checks are set now;
+        `tools_board` is the board of the conversation's `todo_write`, if it has one."""
+        self.todos = given.todos or tools_board or TodoBoard()
         self.todos.listen(lambda items: events(TodoUpdated(todos=todo_json(items))))
         self._acceptance = acceptance
         self._task: str | None = None

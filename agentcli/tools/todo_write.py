@@ -52,8 +52,10 @@ class TodoWrite(Tool[TodoWriteInput]):
     input_model = TodoWriteInput
     risk = Risk.READ
 
-    def __init__(self, board: TodoBoard) -> None:
-        self.board = board
+    def __init__(self, board: TodoBoard | None = None) -> None:
+        self.board = board or TodoBoard()
+        """Where the list is kept: the session's (a conversation built with this tool and no
+        board of its own shows and journals this one)."""
 
     def resources(self, args: TodoWriteInput, ctx: ToolContext) -> Resources:
         # Two lists in one response replace each other in proposal order.

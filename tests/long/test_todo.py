@@ -196,3 +196,28 @@ def test_tools_todo_false_leaves_the_tool_out(workspace: Path) -> None:
         assert "todo_write" not in events[0]["tools"]
         assert "todo_write" not in json.dumps(server.requests[0].body["tools"])
         assert events[-1]["todos"] == []
+
+
+async def test_a_conversation_built_with_the_tool_alone_keeps_its_list(workspace: Path) -> None:
+    from agentcli.conversation import ConversationManager
+    from agentcli.permissions import NonInteractivePrompter
+    from agentcli.permissions.basic import ModePolicy
+    from agentcli.store import MemoryJournal
+    from agentcli.tools.base import ToolContext
+
+    events: list[Any] = []
+    model = ScriptedModel([respond(tool_use("todo_write", {"todos": PLAN})), respond(text("ok"))])
+    manager = ConversationManager(
+        model=model,
+        tools=[TodoWrite()],
+        tool_context=ToolContext(workspace=workspace, data_dir=workspace.parent / "data"),
+        policy=ModePolicy(),
+        prompter=NonInteractivePrompter(),
+        journal=MemoryJournal(),
+        system="sys",
+        events=events.append,
+    )
+    result = await manager.run_task("plan")
+    assert result.todos == PLAN
+    assert [e.todos for e in events if isinstance(e, TodoUpdated)] == [PLAN]
+    assert [item.to_json() for item in manager.todos] == PLAN
