@@ -132,8 +132,8 @@ class ContextView:
         """What decides the elided and compacted part of what is sent: the same history with
         the same state is always sent the same way (stubs depend only on the messages they
         replace, a summary message only on its record)."""
-        compacted = self._compaction[1].id if self._compaction is not None else ""
-        return f"{self.watermark}:{self.settings.min_chars}:{compacted}"
+        elided = f"{self.watermark}:{self.settings.min_chars}"
+        return elided if self._compaction is None else f"{elided}:{self._compaction[1].id}"
 
     @property
     def compaction(self) -> CompactionRecord | None:
