@@ -30,8 +30,13 @@ from agentcli.acceptance import (
 from agentcli.attachments import expand
 from agentcli.attribution import Checkpoints, TaskPaths, around_changes
 from agentcli.catalogue import CATALOGUE, Catalogue, Effort
+from agentcli.compaction_record import CompactionRecord
 from agentcli.confinement import UNCONFINED, CommandSandbox
 from agentcli.context import ContextView
+from agentcli.context.compaction import CompactionObserver, CompactionOutcome, Turn
+from agentcli.context.keeper import ContextKeeper, LongSession
+from agentcli.context.pins import PinSource
+from agentcli.context.report import ContextReport
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.events import EventSink, Notice, RepairRound, TaskStarted
 from agentcli.hook_seams import NO_HOOKS, SessionHooks, TaskHooks
@@ -50,8 +55,10 @@ from agentcli.task_hooks import prompt_blocked, prompt_message, settle
 from agentcli.task_outcome import Verified, blocked_by_denials, stamped, task_result
 from agentcli.tasks import TaskResult
 from agentcli.terminal_reason import TerminalReason
+from agentcli.todo import TodoList
 from agentcli.tools.base import Tool, ToolContext
 from agentcli.tools.runtime import BeforeChange, ToolRuntime
+from agentcli.tools.todo_write import TodoWrite
 from agentcli.usage import Budget
 from agentcli.vocabulary import Decision, PermissionTarget, Risk
 
@@ -88,6 +95,7 @@ class ConversationManager:
         instruction_files: Sequence[Path] = (),
         catalogue: Catalogue = CATALOGUE,
         hooks: SessionHooks = NO_HOOKS,
+        long_session: LongSession | None = None,
     ) -> None:
         """`context`: the session's elision watermark, carried over from task to task (it
         starts over by itself when the history is swapped, as by a resume). `git`: whether the
@@ -96,7 +104,8 @@ class ConversationManager:
         task's undo checkpoint goes (None: tasks are not undoable). `settings`: what the
         session was configured with. `instruction_files`: the AGENTS.md / CLAUDE.md files in
         the system prompt, said once at the first task. `catalogue`: the models' limits,
-        prices and request rules (with the config's `[models]`). `hooks`: the session's."""
+        prices and request rules (with the config's `[models]`). `hooks`: the session's.
+        `long_session`: compaction, the todo list, and what a resumed session had of them."""
         self._model = model
         self._tools = tuple(tools)
         self._tool_context = tool_context
@@ -123,6 +132,16 @@ class ConversationManager:
         self._task_paths = TaskPaths(decision.workspace, decision.repo)
         """What each task's own calls changed (`agentcli.attribution`)."""
         self._instructions_told = False
+        self._long = ContextKeeper(
+            long_session or LongSession(),
+            view=self._context,
+            history=self._messages,
+            record=lambda record: self._journal.compaction_recorded(record),
+            events=events,
+            catalogue=catalogue,
+            acceptance=lambda: self._acceptance.commands,
+            tools_board=next((t.board for t in self._tools if isinstance(t, TodoWrite)), None),
+        )
 
     # -- what the session is ---------------------------------------------------------------
     @property
@@ -182,6 +201,50 @@ class ConversationManager:
     def hooks(self) -> SessionHooks:
         return self._hooks
 
+    @property
+    def todos(self) -> TodoList:
+        """The todo list as `todo_write` last saved it."""
+        return self._long.todos.items
+
+    @property
+    def summarizer(self) -> ModelClient | None:
+        """The client of `[context] compact_model` (None: the session's model summarizes)."""
+        return self._long.summarizer
+
+    # -- long sessions (`agentcli.context`) ------------------------------------------------
+    def add_pins(self, source: PinSource) -> None:
+        """Re-send `source`'s items verbatim after the summary of every later compaction."""
+        self._long.add_pins(source)
+
+    def observe_compaction(self, observer: CompactionObserver) -> None:
+        """Tell `observer` of every compaction: before it (it may block it) and after."""
+        self._long.observe(observer)
+
+    async def compact(self, instructions: str | None = None) -> CompactionOutcome:
+        """Compact what the model is sent, now (`/compact`, between tasks); what its request
+        cost is in the outcome, for the caller to count."""
+        turn = Turn(
+            model=RetryingModel(self._model, self._retry_policy),
+            system=self._system,
+            tools=[tool.spec() for tool in self._tools],
+        )
+        window = self._catalogue.lookup(self._model.model).context_window
+        outcome = await self._long.compact(
+            self._messages, turn, window=window, instructions=instructions
+        )
+        self._system = outcome.system or self._system  # the instruction files, re-read
+        return outcome
+
+    def context_report(self) -> ContextReport:
+        """What the model is sent now, part by part, with estimated tokens (`/context`)."""
+        return self._long.report(
+            self._messages,
+            window=self._catalogue.lookup(self._model.model).context_window,
+            system=self._system,
+            instruction_files=self._instruction_files,
+            tools=[tool.spec() for tool in self._tools],
+        )
+
     # -- what may change while it lives ----------------------------------------------------
     def use_model(self, model: ModelClient) -> ModelClient:
         """Send the next requests to `model`; returns the client it replaces (to close)."""
@@ -212,16 +275,20 @@ class ConversationManager:
         checkpoints: Checkpoints | None,
         messages: Sequence[Message],
         data_dir: Path,
+        compacted: CompactionRecord | None = None,
+        todos: TodoList = (),
     ) -> None:
         """Go on with another recorded session (a resume): its journal, checkpoints and
-        history. The stale-read guard is per conversation: what the old one read, this one has
-        not seen. The caller has let go of the old journal and checkpoints."""
+        history, its compaction in force and its todo list. The stale-read guard is per
+        conversation: what the old one read, this one has not seen. The caller has let go of
+        the old journal and checkpoints."""
         self._session_id = session_id
         self._journal = journal
         self._checkpoints = checkpoints
         self._messages = list(messages)
         self._tool_context.data_dir = data_dir
         self._tool_context.read_hashes.clear()
+        self._long.resumed(self._messages, compacted, todos)
 
     def release(self) -> None:
         """Let go of the session (its lock, the checkpoints' connection): another process may
@@ -309,6 +376,7 @@ class ConversationManager:
             observers=observers,
             context=self._context,
             catalogue=self._catalogue,
+            compactor=self._long.compactor,
         )
         return loop
 
@@ -336,6 +404,7 @@ class ConversationManager:
         )
         self._journal.task_started(task_id, prompt, self._acceptance.commands)
         self._tell_instructions()
+        self._long.task_started(task_id, prompt)
         expanded = await expand(prompt, self._tool_context, self._policy)
         for notice in expanded.notices:
             self._events(Notice(level="warning", message=notice))
@@ -362,6 +431,7 @@ class ConversationManager:
         verified = await self._verify(loop, outcome, hooks)
         outcome, end_snapshot = verified.outcome, verified.end_snapshot
         self._messages = outcome.messages
+        self._system = loop.system  # a compaction in the task re-read the instruction files
         if end_snapshot is None:
             end_snapshot = await self._finishing(loop, self._snapshot())
         result = task_result(
@@ -374,6 +444,7 @@ class ConversationManager:
             retries=self._acceptance.retries if self._acceptance.commands else None,
         )
         result.hook_blocks = [block.to_json() for block in hooks.blocks]
+        result.compactions, result.todos = self._long.task_ended()
         if end_snapshot is not None:
             result.artifact_version = end_snapshot.version
             if start_snapshot is not None:
@@ -431,6 +502,7 @@ class ConversationManager:
             text = failure_feedback(
                 report, verified.rounds, self._acceptance.retries, unchanged=unchanged
             )
+            self._long.checks_failed(text)
             feedback = Message.user(text)
             self._journal.message_appended(feedback)
             verified.outcome = await settled(await loop.run([*verified.outcome.messages, feedback]))

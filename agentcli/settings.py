@@ -177,9 +177,23 @@ class ConvergenceSection(BaseModel):
     """Failures of the same call on an unchanged workspace before the model is told."""
 
 
+class CompactionMode(enum.StrEnum):
+    """Who writes a compaction's summary (`[context] compaction`)."""
+
+    CLIENT = "client"
+    SERVER = "server"
+
+
+SAME_SERVER = Untrusted(
+    lambda _value, _in_force: True,
+    "the same server with the same key; a price --max-cost needs is checked as the model's",
+)
+
+
 class ContextSection(BaseModel):
-    """`[context]`: when old tool results stop being sent to the model in full (what the model
-    is sent, never what runs)."""
+    """`[context]`: when old tool results stop being sent to the model in full, and when older
+    turns are compacted into a summary (what the model is sent, never what runs or what the
+    journal keeps)."""
 
     model_config = _STRICT
 
@@ -188,7 +202,35 @@ class ContextSection(BaseModel):
     elide_at: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False), HARMLESS] = 0.5
     """Fraction of the window a response's context may reach before old results are elided."""
     keep_recent: Annotated[int, Field(ge=1), HARMLESS] = 3
-    """Tool rounds whose results are always sent in full."""
+    """Tool rounds whose results are always sent in full, and model turns a compaction always
+    sends verbatim after its summary."""
+    auto_compact: Annotated[bool, Field(strict=False), HARMLESS, Env("AGENTCLI_AUTO_COMPACT")] = (
+        True
+    )
+    """False (or `AGENTCLI_AUTO_COMPACT=0`): never compact on its own; `/compact` still does."""
+    auto_compact_at: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), HARMLESS] = 0.85
+    """Fraction of the window a response's context may reach before older turns are replaced,
+    in what the model is sent, by a summary (0: never)."""
+    warn_at: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), HARMLESS] = 0.75
+    """Fraction of the window at which the REPL's status line, and `run` once on stderr, say
+    how full the context is (0: never)."""
+    compact_model: Annotated[str | None, Field(min_length=1), SAME_SERVER] = None
+    """The model that writes compaction summaries (default: the session's model), e.g. a
+    cheaper one of the same provider; its cost counts in the task's, and `--max-cost` needs
+    its price."""
+    compaction: Annotated[CompactionMode, Field(strict=False), SAME_SERVER] = CompactionMode.CLIENT
+    """client (agentcli writes the summary; every provider) or server (the Anthropic API's own
+    compaction, `compact_20260112`, on the models the catalogue says support it)."""
+
+
+class ToolsSection(BaseModel):
+    """`[tools]`: which of agentcli's own optional tools the model is offered."""
+
+    model_config = _STRICT
+
+    todo: Annotated[bool, HARMLESS] = True
+    """Offer `todo_write` (the task's checklist); false leaves it out (its schema costs
+    context, and the newest models keep track without it)."""
 
 
 Hooks = Annotated[list[MatcherGroup], ACCUMULATES]
@@ -295,6 +337,8 @@ class ModelEntry(BaseModel):
     """It rejects `tool_choice` any/tool."""
     binds_thinking: bool | None = None
     """Its thinking blocks are valid only for it, under the same transcript."""
+    server_compaction: bool | None = None
+    """The API can compact its context itself (`[context] compaction = "server"`)."""
 
     def given(self) -> dict[str, Any]:
         """The fields set, as the catalogue takes them."""
@@ -331,6 +375,7 @@ class Settings(BaseModel):
     acceptance: AcceptanceSection = AcceptanceSection()
     convergence: ConvergenceSection = ConvergenceSection()
     context: ContextSection = ContextSection()
+    tools: ToolsSection = ToolsSection()
     api: ApiSection = ApiSection()
     models: dict[str, ModelEntry] = {}
     """`[models."ID"]` tables: models added to the catalogue, or changes to the ones it has."""

@@ -124,6 +124,10 @@ class TaskResult:
     """The last model response's stop reason (None: no response)."""
     duration_api_s: float = 0.0
     repair_rounds: int = 0
+    compactions: int = 0
+    """Times the task's context was compacted (a summary replaced older turns)."""
+    todos: list[dict[str, str]] = field(default_factory=list)
+    """The todo list when the task ended (`{"content", "status", "activeForm"}` each)."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -168,6 +172,8 @@ class TaskResult:
             "tool_calls": self.tool_calls,
             "permission_denials": self.permission_denials,
             "hook_blocks": self.hook_blocks,
+            "compactions": self.compactions,
+            "todos": self.todos,
             "error": self.error,
         }
 

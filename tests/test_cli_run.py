@@ -67,6 +67,9 @@ RESULT_KEYS = {
     "permission_denials",
     "hook_blocks",
     "error",
+    # Long sessions (issue #28).
+    "compactions",
+    "todos",
 }
 ACCEPTANCE_KEYS = {
     "command",

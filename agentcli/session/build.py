@@ -13,21 +13,25 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentcli.acceptance import AcceptanceSettings, resolve_commands
 from agentcli.catalogue import ModelSpec, choice_notices
 from agentcli.context import ContextSettings, ContextView
+from agentcli.context.compaction import CompactionSettings
+from agentcli.context.keeper import LongSession
 from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.hooks import HookEngine, NotifyingPrompter, SessionFacts, session_hooks
+from agentcli.hooks.compaction import CompactionHooks
 from agentcli.instructions import load_instructions, system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.mcp.config import configured_servers
 from agentcli.mcp.session import problem_reporter, start_servers
 from agentcli.model import ModelClient
-from agentcli.model.retry import RetryPolicy
+from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.owngit import RepoDecision, decide
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.permissions import NonInteractivePrompter, Prompter
@@ -43,8 +47,10 @@ from agentcli.settings import Settings
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import SessionRow
-from agentcli.tools.base import ToolContext
+from agentcli.todo import TodoBoard
+from agentcli.tools.base import Tool, ToolContext
 from agentcli.tools.builtin import builtin_tools
+from agentcli.tools.todo_write import TodoWrite
 from agentcli.usage import Budget
 
 
@@ -85,12 +91,42 @@ def session_model(target: SessionTarget, settings: Settings) -> str:
     return settings.catalogue().resolve(settings.model)
 
 
-def check_budget(budget: Budget, spec: ModelSpec) -> None:
+def check_budget(budget: Budget, spec: ModelSpec, role: str = "model") -> None:
     if budget.max_cost_usd is not None and spec.price is None:
         raise UsageError(
-            f"--max-cost cannot be enforced: the price of model {spec.id!r} is unknown",
+            f"--max-cost cannot be enforced: the price of {role} {spec.id!r} is unknown",
             hint=f'use --max-tokens instead, or give its prices under [models."{spec.id}"]',
         )
+
+
+def summarizer_name(settings: Settings, budget: Budget) -> str | None:
+    """The model that writes compaction summaries when it is not the session's own
+    (`[context] compact_model`); its price, like the model's, must be known for --max-cost."""
+    name = settings.context.compact_model
+    if name is None:
+        return None
+    catalogue = settings.catalogue()
+    resolved = catalogue.resolve(name)
+    check_budget(budget, catalogue.lookup(resolved), "compact_model")
+    return resolved
+
+
+def long_session(
+    settings: Settings,
+    workspace: Path,
+    session: OpenedSession,
+    summarizer: ModelClient | None,
+) -> tuple[LongSession, list[Tool[Any]]]:
+    """Compaction and the todo list of a session, and the tools they offer the model."""
+    board = TodoBoard(session.todos)
+    given = LongSession(
+        compaction=CompactionSettings.of(settings.context),
+        summarizer=summarizer,
+        reread_system=lambda: system_prompt(workspace, instructions=load_instructions(workspace)),
+        compacted=session.compacted,
+        todos=board,
+    )
+    return given, [TodoWrite(board)] if settings.tools.todo else []
 
 
 def open_live(
@@ -199,6 +235,7 @@ def _build(
         say(notice)
     budget = budget or Budget()
     check_budget(budget, spec)
+    compact_model = summarizer_name(settings, budget)
     acceptance = AcceptanceSettings(
         commands=resolve_commands(settings.acceptance.commands, workspace, events),
         retries=settings.acceptance.retries,
@@ -242,11 +279,19 @@ def _build(
         say(notice)
     if prompter is not None:  # a person is asked: Notification hooks tell them
         prompter = NotifyingPrompter(prompter, hooks)
+    retry_policy = RetryPolicy(
+        idle_timeout_s=settings.api.idle_timeout_s,
+        max_retry_after_s=settings.api.max_retry_wait_s,
+    )
+    summarizer = (
+        RetryingModel(model_factory(compact_model), retry_policy) if compact_model else None
+    )
+    long, own_tools = long_session(settings, workspace, session, summarizer)
     manager = ConversationManager(
         session_id=session.session_id,
         messages=session.messages,
         model=model,
-        tools=[*builtin_tools(), *mcp.tools()],
+        tools=[*builtin_tools(), *own_tools, *mcp.tools()],
         tool_context=ToolContext(
             workspace=workspace,
             data_dir=data_home() / "sessions" / session.session_id,
@@ -262,10 +307,7 @@ def _build(
         budget=budget,
         loop_settings=LoopSettings(denial_limit=permissions.denial_limit, effort=settings.effort),
         catalogue=catalogue,
-        retry_policy=RetryPolicy(
-            idle_timeout_s=settings.api.idle_timeout_s,
-            max_retry_after_s=settings.api.max_retry_wait_s,
-        ),
+        retry_policy=retry_policy,
         acceptance=acceptance,
         convergence=ConvergenceSettings(
             repeat_limit=settings.convergence.repeat_limit,
@@ -281,8 +323,10 @@ def _build(
         git=git,
         settings=settings,
         hooks=hooks,
+        long_session=long,
     )
     _bind_hooks(hooks, manager)
+    manager.observe_compaction(CompactionHooks(hooks))  # PreCompact; SessionStart `compact`
     return manager, model_factory
 
 

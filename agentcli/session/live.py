@@ -25,6 +25,10 @@ from typing import Any
 
 from agentcli.acceptance import AcceptanceReport, AcceptanceSettings
 from agentcli.catalogue import Effort
+from agentcli.compaction_record import CompactionRecord
+from agentcli.context.compaction import CompactionObserver, CompactionOutcome
+from agentcli.context.pins import PinSource
+from agentcli.context.report import ContextReport
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink
@@ -42,6 +46,7 @@ from agentcli.session.opening import find_resumed, open_session
 from agentcli.session.options import SessionOptions
 from agentcli.settings import Settings
 from agentcli.tasks import TaskResult
+from agentcli.todo import TodoList
 from agentcli.tools.base import Tool
 from agentcli.usage import SessionTotals
 
@@ -75,6 +80,8 @@ class LiveSession:
         self._started = False
         self._ending: list[Awaitable[None]] = []
         """SessionEnd hooks of sessions left behind, running."""
+        self._pins: list[PinSource] = []
+        self._compaction_observers: list[CompactionObserver] = []
 
     # -- what it is --------------------------------------------------------------------------
     @property
@@ -146,6 +153,20 @@ class LiveSession:
         """The permission rules in force, read-only."""
         return self._manager.policy.rules_view()
 
+    @property
+    def todos(self) -> TodoList:
+        """The todo list as `todo_write` last saved it."""
+        return self._manager.todos
+
+    @property
+    def compaction(self) -> CompactionRecord | None:
+        """The compaction in force in what the model is sent (None: nothing is compacted)."""
+        return self._manager.context.compaction
+
+    def context_report(self) -> ContextReport:
+        """What the model is sent now, part by part, with its tokens (`/context`)."""
+        return self._manager.context_report()
+
     def take_notices(self) -> list[str]:
         """What the permission policy wants the user to hear since the last call."""
         return self._manager.policy.take_notices()
@@ -185,6 +206,24 @@ class LiveSession:
     async def run_checks(self, events: EventSink | None = None) -> AcceptanceReport:
         """Run the acceptance checks now, on the workspace as it is (the REPL's /check)."""
         return await self._manager.run_checks(events)
+
+    async def compact(self, instructions: str | None = None) -> CompactionOutcome:
+        """Compact what the model is sent now (`/compact [instructions]`): a summary replaces
+        the older turns (the journal keeps them). The outcome says what its request cost."""
+        return await self._manager.compact(instructions)
+
+    # -- what other parts add to every compaction (hooks, skills) --------------------------
+    def add_pins(self, source: PinSource) -> None:
+        """Re-send `source`'s items verbatim after the summary of every later compaction (in
+        this session and the ones `clear` starts)."""
+        self._pins.append(source)
+        self._manager.add_pins(source)
+
+    def observe_compaction(self, observer: CompactionObserver) -> None:
+        """Tell `observer` of every compaction: before it starts (it may block it) and after
+        it is recorded (PreCompact / PostCompact)."""
+        self._compaction_observers.append(observer)
+        self._manager.observe_compaction(observer)
 
     # -- what may change ---------------------------------------------------------------------
     def switch_model(self, name: str) -> None:
@@ -249,6 +288,8 @@ class LiveSession:
             checkpoints=opened.checkpoints,
             messages=opened.messages,
             data_dir=data_home() / "sessions" / opened.session_id,
+            compacted=opened.compacted,
+            todos=opened.todos,
         )
         self.record_settings(model=self.model, permission_mode=self.mode.value)
 
@@ -262,8 +303,17 @@ class LiveSession:
         self._leave("clear")
         self._start = "clear"
         self._manager.release()
-        self._retired.append(self._manager.model)
+        self._retired.extend(self._clients())
         self._manager, self._models = manager, models
+        for source in self._pins:
+            manager.add_pins(source)
+        for observer in self._compaction_observers:
+            manager.observe_compaction(observer)
+
+    def _clients(self) -> list[ModelClient]:
+        """The model clients of the conversation now (its model, its summarizer)."""
+        summarizer = self._manager.summarizer
+        return [self._manager.model, *([summarizer] if summarizer is not None else [])]
 
     def _leave(self, reason: str) -> None:
         """This session ends (its SessionEnd hooks start now, if it started)."""
@@ -286,7 +336,7 @@ class LiveSession:
                     await hooks
         finally:
             self._manager.release()
-        for model in [*self._retired, self._manager.model]:
+        for model in [*self._retired, *self._clients()]:
             with contextlib.suppress(Exception):
                 await model.aclose()
         self._retired.clear()

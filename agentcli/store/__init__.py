@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentcli.call_records import PreState, ToolCallRecord
+from agentcli.compaction_record import CompactionRecord
 from agentcli.hook_seams import HookRun
 from agentcli.messages import Message
 from agentcli.store.ledger import MemoryLedger, OperationLedger
@@ -57,6 +58,10 @@ class Journal(Protocol):
         """Record one run of one hook (in the task running now, if any)."""
         ...
 
+    def compaction_recorded(self, record: CompactionRecord) -> None:
+        """Durably record a compaction (all of it or nothing) before the view uses it."""
+        ...
+
     def release(self) -> None:
         """Stop using the session: another process may resume it from now on."""
         ...
@@ -72,6 +77,7 @@ class MemoryJournal:
     operations: MemoryLedger = field(default_factory=MemoryLedger)
     settings: dict[str, Any] = field(default_factory=dict)
     hook_runs: list[HookRun] = field(default_factory=list)
+    compactions: list[CompactionRecord] = field(default_factory=list)
     released: bool = False
 
     def call_proposed(self, record: ToolCallRecord) -> None:
@@ -110,6 +116,9 @@ class MemoryJournal:
 
     def hook_ran(self, run: HookRun) -> None:
         self.hook_runs.append(run)
+
+    def compaction_recorded(self, record: CompactionRecord) -> None:
+        self.compactions.append(record)
 
     def release(self) -> None:
         self.released = True

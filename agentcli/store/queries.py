@@ -12,9 +12,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli.call_records import CallStatus, PreState
+from agentcli.compaction_record import CompactionRecord, Trigger, pinned_from_json
 from agentcli.fsnames import from_db, to_db
 from agentcli.messages import Message, Producer
-from agentcli.usage import USAGE_FIELDS, SessionTotals, Usage
+from agentcli.todo import TODO_TOOL, TodoList, todos_from_json
+from agentcli.usage import USAGE_FIELDS, SessionTotals, Usage, token_count
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -255,3 +257,43 @@ def load_calls(
         params.append(status.value)
     rows = conn.execute(query + " ORDER BY proposed_at, rowid", params)
     return [_call(row) for row in rows]
+
+
+def load_compactions(conn: sqlite3.Connection, session_id: str) -> list[CompactionRecord]:
+    """The session's compactions, oldest first (the last one is the one in force)."""
+    rows = conn.execute(
+        "SELECT * FROM compactions WHERE session_id = ? ORDER BY created_at, rowid", (session_id,)
+    )
+    return [_compaction(row) for row in rows]
+
+
+def _compaction(row: sqlite3.Row) -> CompactionRecord:
+    usage = json.loads(row["usage"] or "{}")
+    counts = {key: token_count(usage.get(key)) or 0 for key in Usage.__dataclass_fields__}
+    return CompactionRecord(
+        id=row["id"],
+        point=row["point"],
+        summary=row["summary"],
+        pinned=pinned_from_json(json.loads(row["pinned"] or "[]")),
+        model=row["model"],
+        trigger=Trigger(row["trigger"]),
+        tokens_before=row["tokens_before"],
+        tokens_after=row["tokens_after"],
+        usage=Usage(**counts),
+        cost_usd=row["cost_usd"],
+        instructions=row["instructions"],
+        task_id=row["task_id"],
+        created_at=row["created_at"],
+    )
+
+
+def latest_todos(conn: sqlite3.Connection, session_id: str) -> TodoList:
+    """The todo list as the session's latest successful `todo_write` call saved it (empty when
+    there is none)."""
+    row = conn.execute(
+        "SELECT input FROM tool_calls WHERE session_id = ? AND name = ? AND status = ? "
+        "AND result_is_error = 0 ORDER BY proposed_at DESC, rowid DESC LIMIT 1",
+        (session_id, TODO_TOOL, CallStatus.SUCCEEDED.value),
+    ).fetchone()
+    found = todos_from_json(json.loads(row["input"])) if row is not None else None
+    return found or ()

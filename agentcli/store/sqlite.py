@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.call_records import PreState, ToolCallRecord
+from agentcli.compaction_record import CompactionRecord, pinned_to_json
 from agentcli.fsnames import to_db
 from agentcli.hook_seams import HookRun
 from agentcli.messages import Message
@@ -264,3 +265,34 @@ class SqliteJournal:
                     time.time(),
                 ),
             )
+
+    def compaction_recorded(self, record: CompactionRecord) -> None:
+        """One row, in one transaction: a kill before it leaves the session as it was before
+        the compaction, after it as it is after (never half)."""
+        crash_point("before_record", "compaction")
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO compactions (id, session_id, task_id, point, summary, pinned, model, "
+                "trigger, instructions, tokens_before, tokens_after, usage, cost_usd, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    self.session_id,
+                    record.task_id,
+                    record.point,
+                    record.summary,
+                    json.dumps(pinned_to_json(record.pinned)),
+                    record.model,
+                    record.trigger.value,
+                    record.instructions,
+                    record.tokens_before,
+                    record.tokens_after,
+                    json.dumps(record.usage.as_dict()),
+                    record.cost_usd,
+                    record.created_at or time.time(),
+                ),
+            )
+            conn.execute(
+                "UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), self.session_id)
+            )
+        crash_point("after_record", "compaction")

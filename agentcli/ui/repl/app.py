@@ -102,6 +102,7 @@ class Repl:
             depth=color_depth(console.color_system),
             input=input,
             output=output,
+            toggle_todos=self._toggle_todos,
         )
         self.session.app.after_render += self._first_render
 
@@ -168,7 +169,12 @@ class Repl:
         await live.begin()
         self.last_result = None
         self.status.reset_session(live.totals())
+        self._show_todos(live)
         return live
+
+    def _show_todos(self, live: LiveSession) -> None:
+        """The todo list a resumed session left (shown above the prompt)."""
+        self.status.todos = [item.to_json() for item in live.todos]
 
     async def session_or_none(self) -> LiveSession | None:
         """The current session, opened on first use; None (after saying why) if it cannot be."""
@@ -209,6 +215,7 @@ class Repl:
         self.needs_anthropic_key = live.settings.provider is Provider.ANTHROPIC  # resumed
         self.status.mode = live.mode.value
         await live.begin()
+        self._show_todos(live)
         return live
 
     # -- the loop --------------------------------------------------------------------------
@@ -224,7 +231,11 @@ class Repl:
 
     def _toolbar(self) -> str:
         columns = self.session.app.output.get_size().columns
-        return self.status.line(max(20, columns - 2))
+        todos = [visible(item, keep="")[: columns - 2] for item in self.status.checklist(idle=True)]
+        return "\n ".join([*todos, self.status.line(max(20, columns - 2))])
+
+    def _toggle_todos(self) -> None:
+        self.status.show_todos = not self.status.show_todos
 
     async def run(self, first_task: str | None = None) -> int:
         """Run until /exit, Ctrl-D or SIGTERM (first opening the session asked for, then

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from agentcli.catalogue import CATALOGUE, EFFORTS, Catalogue, Effort, choice_notices
 from agentcli.errors import UsageError
-from agentcli.ui.repl import bang, call_log, features
+from agentcli.ui.repl import bang, call_log, context_commands, features
 from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ KEYS = """\
   Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line
   @path completes a workspace file and attaches it to the message
   Ctrl-O or /show opens the latest tool call's full output (/calls lists them)
+  Ctrl-T shows or hides the todo list
   !command runs a shell command in the workspace (unconfined: you typed it); its output
     goes to the model with your next message
   Esc or Ctrl-C cancels a running task (after Esc the message is back to edit)
@@ -245,6 +246,18 @@ COMMANDS: dict[str, Command] = {
         Command("/diff", "/diff", "Show the changes of the current task.", features.diff),
         Command("/undo", "/undo", "Revert the agent's changes of the last task.", features.undo),
         Command("/cost", "/cost", "Tokens and cost of this session.", _cost),
+        Command(
+            "/compact",
+            "/compact [INSTRUCTIONS]",
+            "Summarize older turns to free context (the journal keeps them).",
+            context_commands.compact,
+        ),
+        Command(
+            "/context",
+            "/context",
+            "Show what the model is sent now, with its tokens.",
+            context_commands.context,
+        ),
         Command("/sessions", "/sessions", "List recent sessions.", features.sessions),
         Command(
             "/resume", "/resume [ID]", "Resume a session (without ID: pick one).", features.resume

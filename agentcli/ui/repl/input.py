@@ -2,7 +2,8 @@
 of slash commands and of workspace paths after `@`, and the status line as bottom toolbar.
 
 Keys: Enter sends; Alt-Enter / Esc Enter / Ctrl-J insert a newline, and so does Enter after a
-trailing backslash; pasted text keeps its newlines (bracketed paste). Ctrl-C clears the line,
+trailing backslash; pasted text keeps its newlines (bracketed paste). Ctrl-T shows or hides the
+todo list above the status line. Ctrl-C clears the line,
 or on an empty line raises KeyboardInterrupt (the REPL then says how to exit); Ctrl-D on an
 empty line raises EOFError.
 """
@@ -89,8 +90,14 @@ class ReplCompleter(Completer):
                 return
 
 
-def key_bindings() -> KeyBindings:
+def key_bindings(toggle_todos: Callable[[], None] | None = None) -> KeyBindings:
     bindings = KeyBindings()
+
+    @bindings.add("c-t")  # prompt-toolkit's own would transpose two characters
+    def _toggle_todos(event: KeyPressEvent) -> None:
+        if toggle_todos is not None:
+            toggle_todos()
+            event.app.invalidate()
 
     @bindings.add("c-o")  # prompt-toolkit's own Ctrl-O would send the half-typed line
     def _show_latest_call(event: KeyPressEvent) -> None:
@@ -159,13 +166,14 @@ def make_session(
     depth: ColorDepth,
     input: Input | None = None,
     output: Output | None = None,
+    toggle_todos: Callable[[], None] | None = None,
 ) -> PromptSession[str]:
     return PromptSession(
         PROMPT,
         history=history,
         completer=completer,
         complete_while_typing=True,
-        key_bindings=key_bindings(),
+        key_bindings=key_bindings(toggle_todos),
         multiline=True,
         prompt_continuation=lambda width, line, wrap: " " * width,
         bottom_toolbar=lambda: " " + toolbar(),
