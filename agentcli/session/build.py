@@ -33,10 +33,11 @@ from agentcli.permissions import NonInteractivePrompter, Prompter
 from agentcli.permissions.setup import build_permissions
 from agentcli.provider import Provider
 from agentcli.session.clients import ModelFactory, provider_factory
-from agentcli.session.live import LiveSession
+from agentcli.session.live import LiveSession, SessionParts
 from agentcli.session.openai_model import openai_notices, recorded_base_url, session_base_url
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
 from agentcli.session.options import SessionOptions
+from agentcli.session.skills import session_skills, with_skills
 from agentcli.settings import Settings
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
@@ -105,7 +106,7 @@ def open_live(
     (to say what an untrusted workspace's config could not set); `say` what the user should
     hear once at the start; `model_factory` replaces the provider's clients (tests)."""
 
-    def build(*, resume: bool) -> tuple[ConversationManager, ModelFactory]:
+    def build(*, resume: bool) -> SessionParts:
         target = (
             locate(options.cwd, resume=options.resume, continue_=options.continue_)
             if resume
@@ -124,8 +125,14 @@ def open_live(
             mcp_config=options.mcp_config,
         )
 
-    manager, models = build(resume=True)
-    return LiveSession(manager, options=options, models=models, renew=lambda: build(resume=False))
+    parts = build(resume=True)
+    return LiveSession(
+        parts.manager,
+        options=options,
+        models=parts.models,
+        skills=parts.skills,
+        renew=lambda: build(resume=False),
+    )
 
 
 def build_manager(
@@ -144,7 +151,7 @@ def build_manager(
     the journal (new, or resumed and recovered) and the tools of the MCP servers configured
     (`mcp_config`: `--mcp-config` files). `say` gets what the user should hear once at the
     start (e.g. that no sandbox is available)."""
-    manager, _models = _build(
+    return _build(
         target,
         settings,
         events=events,
@@ -153,8 +160,7 @@ def build_manager(
         prompter=prompter,
         say=say,
         mcp_config=mcp_config,
-    )
-    return manager
+    ).manager
 
 
 def _build(
@@ -167,8 +173,9 @@ def _build(
     prompter: Prompter | None,
     say: Callable[[str], None],
     mcp_config: Sequence[Path],
-) -> tuple[ConversationManager, ModelFactory]:
-    """The manager, and the factory that made its model client (a model switch uses it)."""
+) -> SessionParts:
+    """The manager, the factory that made its model client (a model switch uses it), and
+    the skills and commands found for it."""
     workspace = target.workspace
     settings = session_provider(target, settings)
     settings, moved = session_base_url(
@@ -215,23 +222,25 @@ def _build(
     )
     for notice in [*([moved] if moved else []), *notices]:
         events(Notice(level="warning", message=notice))
+    skills = session_skills(workspace, settings, spec, events)
     # Only for a session that will run: a refused one (busy, no API key) starts no program.
     mcp = start_servers(mcp_servers, workspace, report=problem_reporter(events, say), say=say)
     manager = ConversationManager(
         session_id=session.session_id,
         messages=session.messages,
         model=model,
-        tools=[*builtin_tools(), *mcp.tools()],
+        tools=[*builtin_tools(), *mcp.tools(), *skills.tools],
         tool_context=ToolContext(
             workspace=workspace,
             data_dir=data_home() / "sessions" / session.session_id,
             sandbox=permissions.sandbox,
+            read_roots=skills.read_roots,
         ),
         policy=permissions.policy,
         prompter=prompter or NonInteractivePrompter(),
         journal=session.journal,
         checkpoints=session.checkpoints,
-        system=system_prompt(workspace, files=instructions),
+        system=with_skills(system_prompt(workspace, files=instructions), skills),
         instruction_files=tuple(instructions),
         events=events,
         budget=budget,
@@ -256,7 +265,7 @@ def _build(
         git=git,
         settings=settings,
     )
-    return manager, model_factory
+    return SessionParts(manager, model_factory, skills.catalog)
 
 
 def open_with_model(

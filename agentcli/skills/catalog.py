@@ -118,9 +118,10 @@ class Catalog:
             )
         broken = [d for d in definitions if d.problems]
         if broken:
+            files = "file does" if len(broken) == 1 else "files do"
             said.append(
-                f"{len(broken)} skill or command file{'' if len(broken) == 1 else 's'} "
-                "do not follow the format: `agentcli skills lint` names the problems"
+                f"{len(broken)} skill or command {files} not follow the format: "
+                "`agentcli skills lint` names the problems"
             )
         return said
 

@@ -113,6 +113,8 @@ def substituted(
             command = _replace(piece.command, arguments, directory, shlex.quote, dollars)
             done.append(ShellLine(command, piece.block))
     if arguments.raw and not uses_arguments(body):
+        if done and isinstance(done[-1], Text):
+            done[-1] = Text(done[-1].text.rstrip())
         done.append(Text(f"\n\nARGUMENTS: {arguments.raw}"))
     return done
 

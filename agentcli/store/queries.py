@@ -41,6 +41,8 @@ class TaskRow:
     artifact_version: str | None
     started_at: float
     ended_at: float | None
+    command: dict[str, str] | None = None
+    """The custom command the prompt was expanded from (`tasks.CommandOrigin`'s JSON)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,6 +180,7 @@ def _task(row: sqlite3.Row) -> TaskRow:
         artifact_version=row["artifact_version"],
         started_at=row["started_at"],
         ended_at=row["ended_at"],
+        command=json.loads(row["command"]) if row["command"] else None,
     )
 
 

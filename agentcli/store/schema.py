@@ -143,6 +143,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE checkpoints ADD COLUMN attribution TEXT
         """,
     ),
+    (
+        "the custom command a task's prompt came from",
+        # JSON {"name", "arguments", "path"} (tasks.CommandOrigin); NULL: a prompt as typed.
+        """
+        ALTER TABLE tasks ADD COLUMN command TEXT
+        """,
+    ),
 )
 
 

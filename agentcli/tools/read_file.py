@@ -72,8 +72,9 @@ class ReadFile(Tool[ReadFileInput]):
 
     def _path(self, args: ReadFileInput, ctx: ToolContext) -> Path:
         # The session's data directory holds spill files of long outputs, which the model
-        # is told to read with this tool.
-        return resolve_confined(args.path, ctx.workspace, (*ctx.extra_dirs, ctx.data_dir))
+        # is told to read with this tool; skills' directories hold the files they refer to.
+        roots = (*ctx.extra_dirs, *ctx.read_roots, ctx.data_dir)
+        return resolve_confined(args.path, ctx.workspace, roots)
 
     def _checked_path(self, args: ReadFileInput, ctx: ToolContext) -> Path:
         # validate, permission_target and resources run back to back before permission is

@@ -173,7 +173,7 @@ def test_codex_prompts_write_a_dollar_as_two() -> None:
 
 
 def test_arguments_are_appended_when_the_body_uses_none() -> None:
-    assert substituted("Review the code.", ARGS, SKILL_DIR) == [
+    assert substituted("Review the code.\n", ARGS, SKILL_DIR) == [
         Text("Review the code."),
         Text('\n\nARGUMENTS: fix "the login bug" 42'),
     ]
