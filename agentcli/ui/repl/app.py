@@ -30,7 +30,7 @@ from agentcli.errors import UsageError
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.provider import Provider
 from agentcli.session.options import SessionOptions
-from agentcli.ui.repl import commands
+from agentcli.ui.repl import commands, custom
 from agentcli.ui.repl.bang import with_context
 from agentcli.ui.repl.call_log import ShowLatestCall, show_call
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from agentcli.owngit import RepoDecision
     from agentcli.permissions import Prompter
     from agentcli.session.live import LiveSession
+    from agentcli.skills.catalog import Catalog
     from agentcli.tasks import TaskResult
     from agentcli.ui.repl.stream import TaskView
 
@@ -90,12 +91,15 @@ class Repl:
         self.shell_notes: list[str] = []
         self._draft = ""
         self._sigints = 0
+        self._found: Catalog | None = None
+        """The skills and commands found before a session exists (for completion)."""
         self.session = make_session(
             history=open_history(data_home() / HISTORY_FILE),
             completer=ReplCompleter(
                 {name: c.help for name, c in commands.COMMANDS.items()},
                 self.workspace,
                 commands.argument_choices,
+                custom=lambda: custom.completions(self.custom_catalog()),
             ),
             toolbar=self._toolbar,
             depth=color_depth(console.color_system),
@@ -168,6 +172,15 @@ class Repl:
         self.status.reset_session()
         return live
 
+    def custom_catalog(self) -> Catalog:
+        if self._live is not None:
+            return self._live.skills
+        if self._found is None:
+            from agentcli.skills.catalog import discover
+
+            self._found = discover(self.workspace, trusted=False)
+        return self._found
+
     async def session_or_none(self) -> LiveSession | None:
         """The current session, opened on first use; None (after saying why) if it cannot be."""
         if self._live is None:
@@ -194,6 +207,8 @@ class Repl:
         self.status.model = live.model
         self.needs_anthropic_key = live.settings.provider is Provider.ANTHROPIC  # resumed
         self.status.mode = live.mode.value
+        for notice in custom.clashes(live.skills, commands.COMMANDS):
+            self.say(notice)
         return live
 
     # -- the loop --------------------------------------------------------------------------
@@ -202,6 +217,7 @@ class Repl:
         self.preloader.start()
 
     def _warm_model(self) -> None:
+        self.custom_catalog()  # found off the prompt's thread, for Tab after `/`
         if self._build is None and self.needs_anthropic_key:  # the real builder's client
             from agentcli.session.clients import warm_model
 
@@ -263,7 +279,8 @@ class Repl:
             self._internal_error(exc)
         self.console.print()
 
-    async def run_task(self, prompt: str) -> None:
+    async def run_task(self, prompt: str, *, command: bool = False) -> None:
+        """Run `prompt` as a task (`command`: it is `/name args`, a custom command or skill)."""
         if self.needs_anthropic_key and not has_api_key():
             self.error(
                 "tasks need ANTHROPIC_API_KEY, which is not set: export ANTHROPIC_API_KEY=sk-ant-… "
@@ -273,11 +290,21 @@ class Repl:
         live = await self.session_or_none()
         if live is None:
             return
+        if command:
+            from agentcli.skills import invocation
+
+            invoked = invocation(live.skills, prompt)
+            if invoked is None:  # found before the session, not in it
+                self.error(f"no command {prompt.split()[0]} in this session (/skills lists them)")
+                return
+            preface = with_context(self.shell_notes, "").strip()
+            work = live.run_command(invoked, preface=preface)
+        else:
+            work = live.run_task(with_context(self.shell_notes, prompt))
         self.status.task_began()
         if self._view is not None:
             self._view.begin_task()
-        message = with_context(self.shell_notes, prompt)
-        result, cancelled = await self.run_cancellable(live.run_task(message))
+        result, cancelled = await self.run_cancellable(work)
         if cancelled:
             from agentcli.tasks import aborted_before_start
 
