@@ -158,6 +158,13 @@ def _quoted_plain_values(block: str) -> str:
 
 
 def _first_line(exc: Exception) -> str:
+    """Where (the file's line: the frontmatter starts on line 2) and what YAML found wrong,
+    in a line: `line 2, column 16: expected <block end>, but found '['`."""
+    import yaml
+
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        return f"line {mark.line + 2}, column {mark.column + 1}: {exc.problem}"
     return " ".join(str(exc).split())[:160]
 
 
