@@ -37,7 +37,7 @@ from agentcli.session.live import LiveSession, SessionParts
 from agentcli.session.openai_model import openai_notices, recorded_base_url, session_base_url
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
 from agentcli.session.options import SessionOptions
-from agentcli.session.skills import session_skills, with_skills
+from agentcli.session.skills import session_skills, with_skill_dirs, with_skills
 from agentcli.settings import Settings
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
@@ -185,6 +185,8 @@ def _build(
     model_name = session_model(target, settings)
     catalogue = settings.catalogue()
     spec = catalogue.lookup(model_name)
+    skills = session_skills(workspace, settings, spec, events)
+    settings = with_skill_dirs(settings, skills)  # their scripts run in the sandbox too
     permissions = build_permissions(settings=settings, workspace=workspace)
     for notice in permissions.notices:
         say(notice)
@@ -222,7 +224,6 @@ def _build(
     )
     for notice in [*([moved] if moved else []), *notices]:
         events(Notice(level="warning", message=notice))
-    skills = session_skills(workspace, settings, spec, events)
     # Only for a session that will run: a refused one (busy, no API key) starts no program.
     mcp = start_servers(mcp_servers, workspace, report=problem_reporter(events, say), say=say)
     manager = ConversationManager(

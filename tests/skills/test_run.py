@@ -343,3 +343,29 @@ def test_a_git_workspace_runs_the_claude_code_command_as_written(
         "git status --short",
         "git branch --show-current",
     ]
+
+
+def test_a_user_skills_files_are_readable_and_its_scripts_run_in_the_sandbox(
+    server: FakeMessagesServer, workspace: Path, home: Path
+) -> None:
+    """A skill installed once in ~/.agents/skills and linked into the project's .claude/."""
+    original = home / ".agents" / "skills" / "greet"
+    skill(
+        home / ".agents" / "skills",
+        "greet",
+        simple_skill("greet", "Greet.", "Run scripts/hello.sh; see references/TONE.md."),
+        {"scripts/hello.sh": "printf 'hello from the skill'\n", "references/TONE.md": "Warm.\n"},
+    )
+    (workspace / ".claude" / "skills").mkdir(parents=True)
+    (workspace / ".claude" / "skills" / "greet").symlink_to(original)
+    linked = workspace / ".claude" / "skills" / "greet"
+    server.push(
+        stream_message([tool_use("read_file", {"path": f"{linked}/references/TONE.md"})]),
+        stream_message([tool_use("shell", {"command": f"bash {original}/scripts/hello.sh"})]),
+        stream_message([text("greeted")]),
+    )
+    data = run_json(server, workspace, "/greet", "--allow", "shell(bash *)")
+    assert data["_code"] == 0, data["_stderr"]
+    assert [c["status"] for c in data["tool_calls"]] == ["succeeded", "succeeded"]
+    outputs = json.dumps(server.requests[2].body["messages"])
+    assert "Warm." in outputs and "hello from the skill" in outputs
