@@ -24,7 +24,7 @@ from agentcli.session.options import SessionOptions
 from agentcli.testing import ScriptedModel, respond, text
 from agentcli.ui.repl.app import Repl
 from agentcli.ui.repl.backend import open_repl_session
-from tests.skills.layout import command, everyday
+from tests.skills.layout import command, everyday, simple_skill, skill
 
 PRINTF = "---\ndescription: Echo it\nargument-hint: <words>\n---\nGot: !`printf '%s' $1`\n"
 
@@ -81,8 +81,12 @@ async def test_skills_lists_every_definition_with_its_state(workspace: Path, hom
     command(home / ".claude" / "commands", "git:commit", "The user's own, hidden.\n")
     command(workspace / ".claude" / "commands", "help", "Never run: /help is the REPL's.\n")
     (workspace / ".claude" / "commands" / "bad.md").write_bytes(b"\xff\xfe")
+    helper = simple_skill("helper", "For the model.", **{"user-invocable": "false"})
+    skill(workspace / ".agentcli" / "skills", "helper", helper)
     harness = Harness(workspace, ScriptedModel([]))
-    out = await harness.run("/skills\r" + "/help\r" + "/exit\r")
+    out = await harness.run("/skills\r" + "/help\r" + "/helper\r" + "/exit\r")
+    assert "/helper  skill  .agentcli/skills/helper/SKILL.md\n    active (the model's only)" in out
+    assert "unknown command /helper" in out  # the user cannot run it
     assert "/help (.claude/commands/help.md) is not run: the REPL's own /help wins" in out
     assert "/git:commit  command  .claude/commands/git/commit.md\n    active" in out
     assert "/git:commit  command  ~/.claude/commands/git/commit.md\n" in out

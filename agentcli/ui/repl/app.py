@@ -82,7 +82,7 @@ class Repl:
         self.transport = resolved.api.transport
         self.needs_anthropic_key = resolved.provider is Provider.ANTHROPIC  # else checked later
         self.exiting = False
-        self.preloader = preloader or Preloader(then=self._warm_model)
+        self.preloader = preloader or Preloader(then=self._warm_up)
         self.io: dict[str, Any] = {"input": input, "output": output}
         self._live: LiveSession | None = None
         self._view: TaskView | None = None
@@ -216,12 +216,16 @@ class Repl:
         self.session.app.after_render -= self._first_render
         self.preloader.start()
 
-    def _warm_model(self) -> None:
-        self.custom_catalog()  # found off the prompt's thread, for Tab after `/`
-        if self._build is None and self.needs_anthropic_key:  # the real builder's client
-            from agentcli.session.clients import warm_model
+    def _warm_up(self) -> None:
+        """In the preload thread: make the model client, and find the skills and commands
+        (for Tab after `/`), so neither waits for the user's first message."""
+        try:
+            if self._build is None and self.needs_anthropic_key:  # the real builder's client
+                from agentcli.session.clients import warm_model
 
-            warm_model(self.status.model, self.transport)
+                warm_model(self.status.model, self.transport)
+        finally:
+            self.custom_catalog()
 
     def _toolbar(self) -> str:
         columns = self.session.app.output.get_size().columns
