@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,8 @@ class Harness:
     def build(self, options: SessionOptions, events: EventSink, prompter: Prompter) -> LiveSession:
         return open_repl_session(options, events, prompter, model_factory=lambda _name: self.model)
 
-    async def run(self, keys: str) -> str:
+    async def run(self, keys: str, between: Callable[[], None] | None = None) -> str:
+        """Type `keys` (with `between`, run once the session is open: after the first line)."""
         with create_pipe_input() as pipe:
             repl = Repl(
                 SessionOptions(cwd=self.workspace),
@@ -48,8 +50,15 @@ class Harness:
                 build=self.build,
             )
             self.repl = repl
-            pipe.send_text(keys)
-            assert await asyncio.wait_for(repl.run(), 30) == 0
+            first, _, rest = keys.partition("\r")
+            pipe.send_text(first + "\r")
+            running = asyncio.create_task(repl.run())
+            if between is not None:
+                while repl.session_id is None and not running.done():
+                    await asyncio.sleep(0.01)
+                between()
+            pipe.send_text(rest)
+            assert await asyncio.wait_for(running, 30) == 0
         return self.out.getvalue()
 
     def sent(self, request: int = 0) -> str:
@@ -134,3 +143,17 @@ async def test_an_unknown_name_says_the_closest_command(workspace: Path, home: P
     harness = Harness(workspace, ScriptedModel([]))
     out = await harness.run("/git:comit x\r" + "/exit\r")
     assert "unknown command /git:comit (did you mean /git:commit?)" in out
+
+
+async def test_a_command_file_gone_since_the_start_is_said_plainly(
+    workspace: Path, home: Path
+) -> None:
+    gone = command(workspace / ".claude" / "commands", "gone", "Soon gone.\n")
+    harness = Harness(workspace, ScriptedModel([]))
+
+    def remove_then_run() -> None:
+        gone.unlink()
+
+    out = await harness.run("/skills\r" + "/gone\r" + "/exit\r", between=remove_then_run)
+    assert "error: /gone: cannot read" in out and "internal error" not in out
+    assert harness.model.requests == []

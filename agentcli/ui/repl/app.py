@@ -344,6 +344,9 @@ class Repl:
             if not task.cancelled():
                 raise
             return None, True
+        except UsageError as exc:  # e.g. a command's file that went away since the start
+            self.usage_error(exc)
+            return None, False
         except Exception as exc:
             self._internal_error(exc)
             return None, False
