@@ -53,7 +53,7 @@ from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snap
 from agentcli.store import Journal
 from agentcli.task_hooks import prompt_blocked, prompt_message, settle
 from agentcli.task_outcome import Verified, blocked_by_denials, stamped, task_result
-from agentcli.tasks import TaskResult
+from agentcli.tasks import CommandOrigin, TaskResult
 from agentcli.terminal_reason import TerminalReason
 from agentcli.todo import TodoList
 from agentcli.tools.base import Tool, ToolContext
@@ -353,16 +353,7 @@ class ConversationManager:
     ) -> QueryLoop:
         """A QueryLoop for one task, with its own runtime, counters and deadline; with the
         task's id, its calls that may change something wait for its undo checkpoint."""
-        runtime = ToolRuntime(
-            self._tools,
-            ctx=self._tool_context,
-            policy=self._policy,
-            prompter=self._prompter,
-            journal=self._journal,
-            events=self._events,
-            before_change=self._before_change(task_id),
-            hooks=hooks,
-        )
+        runtime = self.tool_runtime(task_id, hooks)
         loop: QueryLoop
         model = RetryingModel(self._model, self._retry_policy, deadline=lambda: loop.deadline)
         loop = QueryLoop(
@@ -380,13 +371,33 @@ class ConversationManager:
         )
         return loop
 
+    def tool_runtime(
+        self, task_id: str | None = None, hooks: TaskHooks | None = None
+    ) -> ToolRuntime:
+        """The runtime of the model's calls in a task, and of calls made outside one (a custom
+        command's shell lines run as the model's shell calls do, its PreToolUse and
+        PostToolUse hooks included)."""
+        return ToolRuntime(
+            self._tools,
+            ctx=self._tool_context,
+            policy=self._policy,
+            prompter=self._prompter,
+            journal=self._journal,
+            events=self._events,
+            before_change=self._before_change(task_id),
+            hooks=hooks if hooks is not None else self._hooks.for_task(),
+        )
+
     def _before_change(self, task_id: str | None) -> BeforeChange | None:
         if task_id is None:
             return None
         return around_changes(task_id, self._task_paths, self._checkpoints)
 
-    async def run_task(self, prompt: str, *, context: str = "") -> TaskResult:
-        """Run one user request to a terminal state. Never raises for task-ending conditions.
+    async def run_task(
+        self, prompt: str, *, context: str = "", command: CommandOrigin | None = None
+    ) -> TaskResult:
+        """Run one user request (`command`: the custom command it came from) to a terminal
+        state. Never raises for task-ending conditions.
 
         The model works until it ends its turn; then agentcli runs the acceptance checks on the
         artifact version at that moment. A failed check goes back to the model as evidence for
@@ -402,7 +413,7 @@ class ConversationManager:
                 session_id=self._session_id, task_id=task_id, prompt=prompt, model=self._model.model
             )
         )
-        self._journal.task_started(task_id, prompt, self._acceptance.commands)
+        self._journal.task_started(task_id, prompt, self._acceptance.commands, command)
         self._tell_instructions()
         self._long.task_started(task_id, prompt)
         expanded = await expand(prompt, self._tool_context, self._policy)

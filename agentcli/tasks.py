@@ -66,6 +66,20 @@ def exit_code_for(state: TaskState, reason: TerminalReason) -> ExitCode:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CommandOrigin:
+    """The custom command or skill a task's prompt was expanded from (`/name args`)."""
+
+    name: str
+    """With its slash: `/git:commit`."""
+    arguments: str
+    path: str
+    """The definition file."""
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "arguments": self.arguments, "path": self.path}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CheckEvidence:
     """One acceptance check, run by agentcli itself on a specific artifact version."""
 

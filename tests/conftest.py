@@ -41,6 +41,10 @@ def _isolated(
     home = tmp_path_factory.mktemp("agentcli-home")
     monkeypatch.setenv("AGENTCLI_HOME", str(home / "data"))
     monkeypatch.setenv("AGENTCLI_CONFIG_DIR", str(home / "config"))
+    # Claude Code's and Codex's user directories hold skills and commands a session reads:
+    # never the real ones (`~/.agents/skills` follows HOME, which tests of skills set).
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(home / "codex"))
     # Anything that forgets to point the SDK at the fake server hits a closed local port.
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

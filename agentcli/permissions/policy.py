@@ -127,6 +127,11 @@ class RulePolicy:
     def add_rule(self, kind: RuleKind, text: str, source: str = "session") -> None:
         self.rules.add(kind, [text], source, granted=True)
 
+    def drop_rules(self, source: str) -> None:
+        for kind in RuleKind:
+            rules = self.rules.of(kind)
+            rules[:] = [rule for rule in rules if rule.source != source]
+
     def take_notices(self) -> list[str]:
         taken, self.notices = self.notices, []
         return taken

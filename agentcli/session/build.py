@@ -38,12 +38,14 @@ from agentcli.permissions import NonInteractivePrompter, Prompter
 from agentcli.permissions.setup import SessionPermissions, build_permissions
 from agentcli.provider import Provider
 from agentcli.session.clients import ModelFactory, provider_factory
-from agentcli.session.live import LiveSession
+from agentcli.session.live import LiveSession, SessionParts
 from agentcli.session.openai_model import openai_notices, recorded_base_url, session_base_url
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
 from agentcli.session.options import SessionOptions
 from agentcli.session.records import messages_so_far
+from agentcli.session.skills import session_skills, with_skill_dirs, with_skills
 from agentcli.settings import Settings
+from agentcli.skills.pinned import skill_pins
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import SessionRow
@@ -116,13 +118,15 @@ def long_session(
     workspace: Path,
     session: OpenedSession,
     summarizer: ModelClient | None,
+    reread_system: Callable[[], str],
 ) -> tuple[LongSession, list[Tool[Any]]]:
-    """Compaction and the todo list of a session, and the tools they offer the model."""
+    """Compaction and the todo list of a session, and the tools they offer the model;
+    `reread_system`: the system prompt made again (the instruction files re-read)."""
     board = TodoBoard(session.todos)
     given = LongSession(
         compaction=CompactionSettings.of(settings.context),
         summarizer=summarizer,
-        reread_system=lambda: system_prompt(workspace, instructions=load_instructions(workspace)),
+        reread_system=reread_system,
         compacted=session.compacted,
         todos=board,
     )
@@ -146,7 +150,7 @@ def open_live(
     workspace agentcli refused to read; default: a warning Notice event); `model_factory`
     replaces the provider's clients (tests)."""
 
-    def build(*, resume: bool) -> tuple[ConversationManager, ModelFactory]:
+    def build(*, resume: bool) -> SessionParts:
         target = (
             locate(options.cwd, resume=options.resume, continue_=options.continue_)
             if resume
@@ -166,11 +170,12 @@ def open_live(
             mcp_config=options.mcp_config,
         )
 
-    manager, models = build(resume=True)
+    parts = build(resume=True)
     return LiveSession(
-        manager,
+        parts.manager,
         options=options,
-        models=models,
+        models=parts.models,
+        skills=parts.skills,
         renew=lambda: build(resume=False),
         start="resume" if options.resume or options.continue_ else "startup",
     )
@@ -194,7 +199,7 @@ def build_manager(
     (`mcp_config`: `--mcp-config` files). `say` gets what the user should hear once at the
     start (e.g. that no sandbox is available); `warn` what they must hear whatever the output
     (a file of the workspace agentcli refused to read; default: a warning Notice event)."""
-    manager, _models = _build(
+    return _build(
         target,
         settings,
         events=events,
@@ -204,8 +209,7 @@ def build_manager(
         say=say,
         warn=warn,
         mcp_config=mcp_config,
-    )
-    return manager
+    ).manager
 
 
 def _build(
@@ -219,8 +223,9 @@ def _build(
     say: Callable[[str], None],
     mcp_config: Sequence[Path],
     warn: Callable[[str], None] | None = None,
-) -> tuple[ConversationManager, ModelFactory]:
-    """The manager, and the factory that made its model client (a model switch uses it)."""
+) -> SessionParts:
+    """The manager, the factory that made its model client (a model switch uses it), and
+    the skills and commands found for it."""
     workspace = target.workspace
     settings = session_provider(target, settings)
     settings, moved = session_base_url(
@@ -230,6 +235,8 @@ def _build(
     model_name = session_model(target, settings)
     catalogue = settings.catalogue()
     spec = catalogue.lookup(model_name)
+    skills = session_skills(workspace, settings, spec, events)
+    settings = with_skill_dirs(settings, skills)  # their scripts run in the sandbox too
     permissions = build_permissions(settings=settings, workspace=workspace)
     for notice in permissions.notices:
         say(notice)
@@ -286,22 +293,31 @@ def _build(
     summarizer = (
         RetryingModel(model_factory(compact_model), retry_policy) if compact_model else None
     )
-    long, own_tools = long_session(settings, workspace, session, summarizer)
+    long, own_tools = long_session(
+        settings,
+        workspace,
+        session,
+        summarizer,
+        lambda: with_skills(
+            system_prompt(workspace, instructions=load_instructions(workspace)), skills
+        ),
+    )
     manager = ConversationManager(
         session_id=session.session_id,
         messages=session.messages,
         model=model,
-        tools=[*builtin_tools(), *own_tools, *mcp.tools()],
+        tools=[*builtin_tools(), *own_tools, *mcp.tools(), *skills.tools],
         tool_context=ToolContext(
             workspace=workspace,
             data_dir=data_home() / "sessions" / session.session_id,
             sandbox=permissions.sandbox,
+            read_roots=skills.read_roots,
         ),
         policy=permissions.policy,
         prompter=prompter or NonInteractivePrompter(),
         journal=session.journal,
         checkpoints=session.checkpoints,
-        system=system_prompt(workspace, instructions=instructions),
+        system=with_skills(system_prompt(workspace, instructions=instructions), skills),
         instruction_files=tuple(instructions.paths),
         events=events,
         budget=budget,
@@ -327,7 +343,8 @@ def _build(
     )
     _bind_hooks(hooks, manager)
     manager.observe_compaction(CompactionHooks(hooks))  # PreCompact; SessionStart `compact`
-    return manager, model_factory
+    manager.add_pins(lambda: skill_pins(manager.messages))  # skills used: re-sent after one
+    return SessionParts(manager, model_factory, skills.catalog)
 
 
 def _hooks_sandbox_problem(permissions: SessionPermissions) -> str | None:

@@ -20,7 +20,7 @@ from agentcli.compaction_record import CompactionRecord
 from agentcli.hook_seams import HookRun
 from agentcli.messages import Message
 from agentcli.store.ledger import MemoryLedger, OperationLedger
-from agentcli.tasks import TaskResult
+from agentcli.tasks import CommandOrigin, TaskResult
 from agentcli.usage import SessionTotals, Usage
 
 
@@ -40,7 +40,15 @@ class Journal(Protocol):
 
     def message_appended(self, message: Message) -> None: ...
 
-    def task_started(self, task_id: str, prompt: str, criteria: Sequence[str] = ()) -> None: ...
+    def task_started(
+        self,
+        task_id: str,
+        prompt: str,
+        criteria: Sequence[str] = (),
+        command: CommandOrigin | None = None,
+    ) -> None:
+        """A task begins with `prompt` as sent (`command`: the custom command it came from)."""
+        ...
 
     def task_finished(self, result: TaskResult) -> None: ...
 
@@ -92,8 +100,19 @@ class MemoryJournal:
     def message_appended(self, message: Message) -> None:
         self.messages.append(message)
 
-    def task_started(self, task_id: str, prompt: str, criteria: Sequence[str] = ()) -> None:
-        self.tasks[task_id] = {"prompt": prompt, "criteria": list(criteria), "state": "running"}
+    def task_started(
+        self,
+        task_id: str,
+        prompt: str,
+        criteria: Sequence[str] = (),
+        command: CommandOrigin | None = None,
+    ) -> None:
+        self.tasks[task_id] = {
+            "prompt": prompt,
+            "criteria": list(criteria),
+            "state": "running",
+            "command": None if command is None else command.to_json(),
+        }
 
     def task_finished(self, result: TaskResult) -> None:
         task = self.tasks.setdefault(result.task_id, {"prompt": "", "criteria": []})

@@ -50,6 +50,8 @@ class TaskRow:
     ended_at: float | None
     undone_at: float | None = None
     """When its file changes were undone (`agentcli undo`, `/undo`), if they were."""
+    command: dict[str, str] | None = None
+    """The custom command the prompt was expanded from (`tasks.CommandOrigin`'s JSON)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,6 +193,7 @@ def _task(row: sqlite3.Row) -> TaskRow:
         started_at=row["started_at"],
         ended_at=row["ended_at"],
         undone_at=row["undone_at"],
+        command=json.loads(row["command"]) if row["command"] else None,
     )
 
 

@@ -198,6 +198,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX compactions_by_session ON compactions (session_id, created_at)
         """,
     ),
+    (
+        "the custom command a task's prompt came from",
+        # JSON {"name", "arguments", "path"} (tasks.CommandOrigin); NULL: a prompt as typed.
+        """
+        ALTER TABLE tasks ADD COLUMN command TEXT
+        """,
+    ),
 )
 
 

@@ -33,7 +33,7 @@ from agentcli.store.db import connect, transaction
 from agentcli.store.faults import crash_point
 from agentcli.store.ledger import SqliteLedger
 from agentcli.store.lock import SessionLock
-from agentcli.tasks import TaskResult
+from agentcli.tasks import CommandOrigin, TaskResult
 from agentcli.usage import SessionTotals
 
 
@@ -194,13 +194,27 @@ class SqliteJournal:
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, self.session_id))
             self._next_seq += 1
 
-    def task_started(self, task_id: str, prompt: str, criteria: Sequence[str] = ()) -> None:
+    def task_started(
+        self,
+        task_id: str,
+        prompt: str,
+        criteria: Sequence[str] = (),
+        command: CommandOrigin | None = None,
+    ) -> None:
         self.task_id = task_id
+        origin = None if command is None else json.dumps(command.to_json())
         with self._lock:
             self.conn.execute(
-                "INSERT INTO tasks (id, session_id, prompt, criteria, state, started_at) "
-                "VALUES (?, ?, ?, ?, 'running', ?)",
-                (task_id, self.session_id, to_db(prompt), json.dumps(list(criteria)), time.time()),
+                "INSERT INTO tasks (id, session_id, prompt, criteria, state, started_at, command) "
+                "VALUES (?, ?, ?, ?, 'running', ?, ?)",
+                (
+                    task_id,
+                    self.session_id,
+                    to_db(prompt),
+                    json.dumps(list(criteria)),
+                    time.time(),
+                    origin,
+                ),
             )
 
     def task_finished(self, result: TaskResult) -> None:

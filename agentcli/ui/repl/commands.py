@@ -17,13 +17,14 @@ from rich.text import Text
 
 from agentcli.catalogue import CATALOGUE, EFFORTS, Catalogue, Effort, choice_notices
 from agentcli.errors import UsageError
-from agentcli.ui.repl import bang, call_log, context_commands, features
+from agentcli.ui.repl import bang, call_log, context_commands, custom, features
 from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.host import ReplHost as Repl
 
-COMMAND_RE = re.compile(r"^/([a-z][a-z-]*)(?:\s+(.*))?$", re.DOTALL)
+COMMAND_RE = re.compile(r"^/([A-Za-z0-9][A-Za-z0-9_.:-]*)(?:\s+(.*))?$", re.DOTALL)
+"""`/name`: the REPL's own commands, and custom commands and skills (`/git:commit`)."""
 MODES = ("default", "accept-edits", "read-only", "auto", "yolo")
 
 Handler = Callable[["Repl", str], Awaitable[None]]
@@ -65,6 +66,7 @@ async def _help(repl: Repl, arg: str) -> None:
     for command in COMMANDS.values():
         text.append(f"  {command.usage:<25}", style="bold")
         text.append(f"{command.help}\n")
+    text.append(custom.help_text(repl.custom_catalog(), COMMANDS))
     text.append("\n" + KEYS, style="dim")
     repl.console.print(text, end="")
 
@@ -221,6 +223,12 @@ async def _hooks(repl: Repl, arg: str) -> None:
         repl.say(line)
 
 
+async def _skills(repl: Repl, arg: str) -> None:
+    live = await repl.session_or_none()
+    if live is not None:
+        custom.show(repl, live.skills, COMMANDS)
+
+
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
@@ -264,6 +272,7 @@ COMMANDS: dict[str, Command] = {
         ),
         Command("/tools", "/tools", "List the tools the model can use.", _tools),
         Command("/mcp", "/mcp", "List the MCP servers: source, status, tools.", _mcp),
+        Command("/skills", "/skills", "List skills and custom commands: file, state.", _skills),
         Command(
             "/hooks",
             "/hooks [approve]",
@@ -303,12 +312,15 @@ async def dispatch(repl: Repl, name: str, arg: str) -> None:
         await bang.run_command(repl, arg)
         return
     command = COMMANDS.get(name)
+    if command is None and await custom.run(repl, name, arg):
+        return
     if command is None:
         matches = [c for c in COMMANDS if c.startswith(name)]
         if len(matches) == 1:  # an unambiguous prefix, e.g. /he for /help
             command = COMMANDS[matches[0]]
     if command is None:
-        close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+        names = [*COMMANDS, *(c.name for c in custom.completions(repl.custom_catalog()))]
+        close = difflib.get_close_matches(name, names, n=1)
         guess = f" (did you mean {close[0]}?)" if close else ""
         repl.error(f"unknown command {name}{guess}; commands: {' '.join(COMMANDS)}")
         return
