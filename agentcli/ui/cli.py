@@ -20,6 +20,7 @@ from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.errors import UsageError
+from agentcli.ui.batch_command import register as register_batch
 from agentcli.ui.resume_arg import pick_when_bare
 
 
@@ -358,6 +359,7 @@ def trust(
 
 mcp_app = typer.Typer(help="MCP servers.", no_args_is_help=True, add_completion=False)
 app.add_typer(mcp_app, name="mcp")
+register_batch(app)  # agentcli batch: in its own module (ui/batch_command.py)
 
 
 @mcp_app.command("list")
