@@ -39,6 +39,8 @@ from agentcli.batch.workspace import resolve_all
 MAX_RETRIES = 3
 """Ray's retries of a task whose worker was lost."""
 CANCEL_POLL_S = 0.5
+LOST = "ray:lost"
+"""The worker of a task Ray gave up on."""
 
 
 class RayEngine:
@@ -92,7 +94,8 @@ class RayEngine:
             for ref in done:
                 spec = pending.pop(ref)
                 outcome = _outcome_of(ref, spec, config)
-                ray.get(actor.finish.remote(outcome.cost_usd))
+                if outcome.worker == LOST:  # its slots, had it held any, are free again
+                    ray.get(actor.finish.remote(outcome.instance_id, None))
                 on_outcome(outcome)
         ledger.spent_usd, ledger.budget_stopped = ray.get(actor.totals.remote())
         ledger.stopped = stopped
@@ -114,7 +117,7 @@ def _outcome_of(ref: Any, spec: TaskSpec, config: RunConfig) -> TaskOutcome:
                 f"the Ray task failed after {MAX_RETRIES} retries: {said[0] if said else exc}"
             ),
             attempt=spec.attempts_before + 1,
-            worker="ray",
+            worker=LOST,
             wall_s=0.0,
             workspace=str(task_paths(config.out, spec.task.instance_id).workspace),
         )
@@ -133,6 +136,10 @@ class _RemoteLedger:
         admission: Admission = ray.get(self._actor.begin.remote(instance_id))
         return admission
 
+    def finish(self, instance_id: str, cost_usd: float | None) -> float:
+        total: float = ray.get(self._actor.finish.remote(instance_id, cost_usd))
+        return total
+
     def cancelled(self) -> bool:
         now = time.monotonic()
         if not self._cancelled and now - self._asked_at >= CANCEL_POLL_S:
@@ -140,11 +147,11 @@ class _RemoteLedger:
             self._cancelled = bool(ray.get(self._actor.cancelled.remote()))
         return self._cancelled
 
-    def try_acquire(self) -> bool:
-        return bool(ray.get(self._actor.try_acquire.remote()))
+    def try_acquire(self, holder: str) -> bool:
+        return bool(ray.get(self._actor.try_acquire.remote(holder)))
 
-    def release(self) -> None:
-        ray.get(self._actor.release.remote())
+    def release(self, holder: str) -> None:
+        ray.get(self._actor.release.remote(holder))
 
 
 def _run_on_worker(spec: TaskSpec, config: RunConfig, actor: Any) -> TaskOutcome:

@@ -32,14 +32,15 @@ UPSTREAM_TIMEOUT_S = 900.0
 
 
 class Slots(Protocol):
-    def try_acquire(self) -> bool: ...
-    def release(self) -> None: ...
+    def try_acquire(self, holder: str) -> bool: ...
+    def release(self, holder: str) -> None: ...
 
 
 class RequestGate:
-    """A proxy to `upstream` (a base URL) that holds one of `slots` per request in flight."""
+    """A proxy to `upstream` (a base URL) that holds one of `slots` per request in flight, in
+    the name of `holder` (the task)."""
 
-    def __init__(self, upstream: str, slots: Slots) -> None:
+    def __init__(self, upstream: str, slots: Slots, holder: str) -> None:
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) base URL: {upstream!r}")
@@ -48,6 +49,7 @@ class RequestGate:
         self._port = parts.port
         self._prefix = parts.path.rstrip("/")
         self._slots = slots
+        self._holder = holder
         self.forwarded = 0
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         server.daemon_threads = True
@@ -78,7 +80,7 @@ class RequestGate:
 
     def wait_for_slot(self) -> None:
         delay = 0.02
-        while not self._slots.try_acquire():
+        while not self._slots.try_acquire(self._holder):
             time.sleep(delay)
             delay = min(delay * 1.5, 0.1)
 
@@ -89,7 +91,7 @@ class RequestGate:
             self.forwarded += 1
             forward()
         finally:
-            self._slots.release()
+            self._slots.release(self._holder)
 
     def target(self, path: str) -> str:
         return f"{self._prefix}{path}"

@@ -57,9 +57,10 @@ class Coordinator(Protocol):
     """The batch's shared state as a worker sees it (`ledger.Ledger`, here or in Ray)."""
 
     def begin(self, instance_id: str) -> Admission: ...
+    def finish(self, instance_id: str, cost_usd: float | None) -> float: ...
     def cancelled(self) -> bool: ...
-    def try_acquire(self) -> bool: ...
-    def release(self) -> None: ...
+    def try_acquire(self, holder: str) -> bool: ...
+    def release(self, holder: str) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +107,7 @@ def run_task(
     session, restarted = _where_to_start(spec, paths, retried=admission.starts > 1)
     run = _Run(spec, config, coordinator, paths, worker, attempt, admission.budget_usd)
     result, patch = run.prepare_and_run(session)
-    return TaskOutcome(
+    outcome = TaskOutcome(
         instance_id=task.instance_id,
         result=result,
         attempt=attempt,
@@ -117,6 +118,9 @@ def run_task(
         model_patch=patch,
         model=str(result.get("model") or _model_of(spec, config) or ""),
     )
+    # Counted before this worker takes its next task, so that task sees what this one cost.
+    coordinator.finish(task.instance_id, outcome.cost_usd)
+    return outcome
 
 
 def _where_to_start(spec: TaskSpec, paths: TaskPaths, *, retried: bool) -> tuple[str | None, bool]:
@@ -181,7 +185,9 @@ class _Run:
         with ExitStack() as stack:
             if self.config.max_requests is not None:
                 upstream = env.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"
-                gate = stack.enter_context(RequestGate(upstream, self.coordinator))
+                gate = stack.enter_context(
+                    RequestGate(upstream, self.coordinator, self.spec.task.instance_id)
+                )
                 env["ANTHROPIC_BASE_URL"] = gate.url
             log = stack.enter_context((paths.root / "stderr.log").open("ab"))
             log.write(f"--- attempt {self.attempt} on {self.worker}\n".encode())
@@ -220,6 +226,7 @@ class _Run:
             elif interrupted_at is not None and time.monotonic() - interrupted_at > CANCEL_GRACE_S:
                 _signal(child, signal.SIGKILL)
         reader.join()
+        child.stdout.close()
         return b"".join(chunks)
 
     def _result_of(self, code: int, stdout: bytes) -> dict[str, Any]:
