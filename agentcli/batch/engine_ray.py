@@ -53,6 +53,7 @@ class RayEngine:
         if address is None:
             ray.init(
                 num_cpus=max(1, round(workers * cpus_per_task)),
+                _node_ip_address="127.0.0.1",  # one machine: no lookup of its address
                 include_dashboard=False,
                 log_to_driver=False,
                 logging_level=logging.ERROR,

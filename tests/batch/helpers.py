@@ -137,8 +137,10 @@ def kill_when_held(hold: Hold, run_file: Path, which: str) -> threading.Thread:
     task's agentcli run; `worker_pid`: the worker running it), then let the held step go."""
 
     def kill() -> None:
-        if hold.reached.wait(120):
-            os.kill(json.loads(run_file.read_text())[which], signal.SIGKILL)
+        while not hold.reached.wait(0.1):
+            if hold.release.is_set():  # the test is over: nothing was caught
+                return
+        os.kill(json.loads(run_file.read_text())[which], signal.SIGKILL)
         hold.release.set()
 
     thread = threading.Thread(target=kill, daemon=True)

@@ -42,6 +42,7 @@ def test_twenty_tasks_a_killed_one_and_a_rerun_that_skips_and_resumes(tmp_path: 
                 "batch", str(tasks), "--out", str(out), "--workers", "2", cwd=tmp_path, env=env
             )
         )
+        hold.release.set()  # (if the batch ended without reaching it: the killer gives up)
         killer.join()
         assert first.returncode == 1, first.stderr  # some tasks failed their checks
         assert server.pairing_problems() == []
