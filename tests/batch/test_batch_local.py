@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -277,3 +278,33 @@ def test_ctrl_c_aborts_the_running_tasks_which_a_rerun_resumes(tmp_path: Path) -
     }
     assert by_id["v1"]["attempt"] == 2
     assert by_id["v1"]["tool_calls"] == []  # resumed: answer.txt was written once
+
+
+def test_a_task_whose_journal_is_gone_starts_again_from_its_base_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """As a Ray retry on another machine without shared storage would find it."""
+    make_repo(tmp_path / "repo", {"README": "hello\n"})
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl",
+        [{"id": "victim", "task": "[victim] write", "repo": "repo", "accept": [ACCEPT]}],
+    )
+    out = tmp_path / "out"
+    hold = Hold()
+    answers = scripts(hold)
+    with FakeMessagesServer(responder=answers) as server:
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"}
+        killer = kill_when_held(hold, out / "tasks" / "victim" / "run.json", "child_pid")
+        first = run_in_process("batch", str(tasks), "--out", str(out), cwd=tmp_path, env=env)
+        hold.release.set()
+        killer.join()
+        assert first.returncode == 1
+        [line] = results(out)
+        assert line["task_state"] == "error" and line["session_id"]
+        shutil.rmtree(out / "tasks" / "victim" / "home")  # its journal is not here
+        again = run_in_process("batch", str(tasks), "--out", str(out), cwd=tmp_path, env=env)
+    assert again.returncode == 0
+    [line] = results(out)
+    assert (line["task_state"], line["attempt"], line["restarted"]) == ("succeeded", 2, True)
+    assert answers.served("victim", 0) == 2  # from the start again, in a fresh checkout
+    assert [call["name"] for call in line["tool_calls"]] == ["write_file"]
