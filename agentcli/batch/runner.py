@@ -310,4 +310,12 @@ def _command_line(
         argv += ["--timeout", repr(limits.timeout_s)]
     if session is not None:
         argv += ["--resume", session]
+    # Seam for committing each task's work (issue #33): once `agentcli run` can commit a
+    # succeeded task, the batch asks it to here, on `branch_for(task.instance_id)`; the run
+    # does the git work itself (its user-facing git code), in the task's checkout.
     return [*argv, "-"]
+
+
+def branch_for(instance_id: str) -> str:
+    """The branch a task's commit is to go on (`taskfile.ID_PATTERN` keeps it a valid ref)."""
+    return f"agentcli/{instance_id}"

@@ -24,7 +24,8 @@ from agentcli.vocabulary import PermissionMode
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 """An instance id names a directory (`DIR/tasks/ID/`) and, later, a branch
-(`agentcli/ID`): letters, digits, `.`, `_` and `-`, starting with a letter or digit."""
+(`agentcli/ID`): letters, digits, `.`, `_` and `-`, starting with a letter or digit (and, as
+git wants of a branch, with no `..` and no `.` or `.lock` at the end)."""
 URL_PATTERN = re.compile(r"^[a-z][a-z0-9+.-]*://|^[\w.-]+@[\w.-]+:")
 """A git URL (`https://…`, `ssh://…`, `file://…`) or scp-like `user@host:path`."""
 
@@ -149,10 +150,10 @@ class _Line(BaseModel):
     @field_validator("instance_id")
     @classmethod
     def _id(cls, value: str) -> str:
-        if not ID_PATTERN.fullmatch(value) or ".." in value or value.endswith(".lock"):
+        if not ID_PATTERN.fullmatch(value) or ".." in value or value.endswith((".lock", ".")):
             raise ValueError(
                 f"instance_id {value!r} must be letters, digits, '.', '_' and '-' (it names a "
-                "directory and a branch), without '..' or a '.lock' ending"
+                "directory and a branch), without '..' or a '.' or '.lock' ending"
             )
         return value
 

@@ -89,3 +89,24 @@ def test_every_bad_line_is_named_with_its_number(tmp_path: Path) -> None:
     assert said[14] == "not UTF-8 (byte 0xff)"
     assert said[15].startswith("limits.max_turns:")
     assert str(loaded.bad[0]).startswith("line 2: ")
+
+
+def test_every_id_the_file_accepts_makes_a_valid_branch_name(tmp_path: Path) -> None:
+    """The branch each task's commit is to go on (`agentcli/ID`), checked by git itself."""
+    import subprocess
+
+    from agentcli.batch.runner import branch_for
+
+    ids = ["django__django-11099", "a", "x.y_z-1", "A9.b", "v1.0-rc", "a" * 200]
+    tasks = write_tasks(tmp_path / "t.jsonl", [{"id": i, "task": "t", "repo": "r"} for i in ids])
+    assert [t.instance_id for t in read_task_file(tasks).tasks] == ids
+    for ident in ids:
+        subprocess.run(["git", "check-ref-format", f"refs/heads/{branch_for(ident)}"], check=True)
+
+
+def test_ids_git_would_refuse_as_a_branch_are_bad_lines(tmp_path: Path) -> None:
+    ids = ["ends.", "x.lock", "a..b", "-lead", ".hidden", "sp ace", "a/b", "a" * 201]
+    tasks = write_tasks(tmp_path / "t.jsonl", [{"id": i, "task": "t", "repo": "r"} for i in ids])
+    loaded = read_task_file(tasks)
+    assert loaded.tasks == ()
+    assert [bad.line for bad in loaded.bad] == list(range(1, len(ids) + 1))

@@ -24,6 +24,7 @@ SLOW = [
     "bench_sandbox",
     "bench_long",
     "bench_exit",
+    "bench_batch",
 ]
 QUICK = sorted({p.stem for p in (ROOT / "bench").glob("bench_*.py")} - set(SLOW))
 
