@@ -26,6 +26,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import ray
@@ -46,13 +47,22 @@ LOST = "ray:lost"
 class RayEngine:
     def __init__(self, *, address: str | None, workers: int, cpus_per_task: float) -> None:
         self.cpus_per_task = cpus_per_task
+        self.address = address
+        self.workers = workers
         self.started_here = False
+        self.ready = False
+
+    def _start(self) -> None:
+        """Connect to Ray, or start it: only once the batch's file and options are checked."""
+        if self.ready:
+            return
+        self.ready = True
         if ray.is_initialized():
             return
-        address = address or os.environ.get("RAY_ADDRESS") or None
+        address = self.address or os.environ.get("RAY_ADDRESS") or None
         if address is None:
             ray.init(
-                num_cpus=max(1, round(workers * cpus_per_task)),
+                num_cpus=max(1, round(self.workers * self.cpus_per_task)),
                 _node_ip_address="127.0.0.1",  # one machine: no lookup of its address
                 include_dashboard=False,
                 log_to_driver=False,
@@ -66,6 +76,7 @@ class RayEngine:
         self, wanted: Iterable[tuple[RepoSource, str | None]]
     ) -> dict[tuple[str, str | None], str | Exception]:
         """`workspace.resolve_all`, run on a worker: what the workers can reach."""
+        self._start()
         remote = ray.remote(num_cpus=0)(resolve_all)
         found: dict[tuple[str, str | None], str | Exception] = ray.get(remote.remote(list(wanted)))
         return found
@@ -79,6 +90,7 @@ class RayEngine:
         on_outcome: Callable[[TaskOutcome], None],
         stop: threading.Event,
     ) -> None:
+        self._start()
         actor: Any = ray.remote(num_cpus=0)(Ledger).remote(
             max_cost_usd=ledger.max_cost_usd,
             spent_usd=ledger.spent_usd,
@@ -126,34 +138,51 @@ def _outcome_of(ref: Any, spec: TaskSpec, config: RunConfig) -> TaskOutcome:
 
 
 class _RemoteLedger:
-    """The ledger actor, as a task's runner asks it (`runner.Coordinator`)."""
+    """The ledger actor, as a task's runner asks it (`runner.Coordinator`).
+
+    Every call goes through a thread of its own: Ray lends out the CPUs of a task whose main
+    thread waits in `ray.get` (or `ray.wait`) to other tasks, so a task that asked the actor
+    every half second (is the batch interrupted?) had its CPUs given away while its `agentcli
+    run` went on: measured, 2-CPU tasks ran two at a time on 2 CPUs. A wait on another thread
+    lends nothing."""
 
     def __init__(self, actor: Any) -> None:
         self._actor = actor
         self._asked_at = 0.0
         self._cancelled = False
+        self._caller = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ledger")
+
+    def _ask(self, call: Callable[[], Any]) -> Any:
+        return self._caller.submit(lambda: ray.get(call())).result()
+
+    def close(self) -> None:
+        self._caller.shutdown(wait=True)
 
     def begin(self, instance_id: str) -> Admission:
-        admission: Admission = ray.get(self._actor.begin.remote(instance_id))
+        admission: Admission = self._ask(lambda: self._actor.begin.remote(instance_id))
         return admission
 
     def finish(self, instance_id: str, cost_usd: float | None) -> float:
-        total: float = ray.get(self._actor.finish.remote(instance_id, cost_usd))
+        total: float = self._ask(lambda: self._actor.finish.remote(instance_id, cost_usd))
         return total
 
     def cancelled(self) -> bool:
         now = time.monotonic()
         if not self._cancelled and now - self._asked_at >= CANCEL_POLL_S:
             self._asked_at = now
-            self._cancelled = bool(ray.get(self._actor.cancelled.remote()))
+            self._cancelled = bool(self._ask(lambda: self._actor.cancelled.remote()))
         return self._cancelled
 
     def try_acquire(self, holder: str) -> bool:
-        return bool(ray.get(self._actor.try_acquire.remote(holder)))
+        return bool(self._ask(lambda: self._actor.try_acquire.remote(holder)))
 
     def release(self, holder: str) -> None:
-        ray.get(self._actor.release.remote(holder))
+        self._ask(lambda: self._actor.release.remote(holder))
 
 
 def _run_on_worker(spec: TaskSpec, config: RunConfig, actor: Any) -> TaskOutcome:
-    return run_task(spec, config, _RemoteLedger(actor), worker=worker_name())
+    ledger = _RemoteLedger(actor)
+    try:
+        return run_task(spec, config, ledger, worker=worker_name())
+    finally:
+        ledger.close()

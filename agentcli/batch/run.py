@@ -26,6 +26,7 @@ from agentcli.batch.output import BatchOutput, Summary
 from agentcli.batch.plan import BatchOptions, Plan, make_plan, write_manifest
 from agentcli.batch.progress import Progress, summary_table
 from agentcli.batch.records import FINISHED_STATES, RunConfig, TaskOutcome
+from agentcli.errors import UsageError
 from agentcli.tasks import ExitCode
 
 FORWARDED = (
@@ -47,8 +48,15 @@ def run_batch(options: BatchOptions) -> BatchReport:
     """Run the batch `options` describe. UsageError (exit 2) when it cannot start."""
     engine = None
     if options.engine == "ray":
-        from agentcli.batch.engine_ray import RayEngine
-
+        try:
+            from agentcli.batch.engine_ray import RayEngine
+        except ModuleNotFoundError as exc:
+            if exc.name != "ray":
+                raise
+            raise UsageError(
+                "--engine ray needs Ray, which is not installed",
+                hint="pip install 'agentcli[ray]'",
+            ) from None
         engine = RayEngine(
             address=options.ray_address,
             workers=options.workers,

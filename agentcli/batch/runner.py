@@ -37,13 +37,22 @@ from agentcli.session.records import latest_session_in
 from agentcli.vocabulary import PermissionMode
 
 CHILD_PRELUDE = (
-    "import ctypes, sys\n"
-    "ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG: SIGKILL when the worker dies\n"
+    "import ctypes, signal, sys\n"
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})\n"
+    "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_DFL)\n"
+    "try:\n"
+    "    ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG: SIGKILL when the worker dies\n"
+    "except (AttributeError, OSError):\n"
+    "    pass  # not Linux\n"
     "from agentcli.ui.entry import main\n"
     "sys.exit(main())\n"
 )
 """`agentcli` as `python -m agentcli` runs it, except that it dies with the worker that
-started it: a worker lost mid-task leaves no agent running on unsupervised."""
+started it (a worker lost mid-task leaves no agent running on unsupervised), and that it hears
+SIGINT and SIGTERM whatever its worker did with them (a Ray worker runs its tasks with SIGINT
+blocked, and a child inherits the mask: the interrupt never arrived, and after the grace period
+the run was killed instead of ending as aborted)."""
 RESUME_PROMPT = (
     "agentcli batch: the run of this task was interrupted before it ended. Carry on with the "
     "task (it is at the start of this conversation) from where it stopped."

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
+import signal
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +18,7 @@ import ray
 
 from agentcli.testing.fake_api import FakeMessagesServer
 from tests.batch.helpers import (
+    ACCEPT,
     Hold,
     check_predictions_apply,
     kill_when_held,
@@ -101,3 +105,36 @@ def test_twenty_tasks_on_ray_with_a_worker_lost_mid_task(tmp_path: Path) -> None
         for line in lines
     }
     assert check_predictions_apply(out, repos, tmp_path) == 15
+
+
+def test_ctrl_c_on_ray_aborts_the_running_tasks_which_a_rerun_resumes(tmp_path: Path) -> None:
+    make_repo(tmp_path / "repo", {"README": "hello\n"})
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl",
+        [
+            {"id": f"v{n}", "task": "[victim] write", "repo": "repo", "accept": [ACCEPT]}
+            for n in (1, 2)
+        ],
+    )
+    out = tmp_path / "out"
+    hold = Hold(times=2)
+    args = ("batch", str(tasks), "--out", str(out), "--engine", "ray")
+
+    def interrupt() -> None:  # Ctrl-C, once both tasks wait on the model
+        if hold.reached.wait(120):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with FakeMessagesServer(responder=scripts(hold)) as server:
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"}
+        threading.Thread(target=interrupt, daemon=True).start()
+        first = decoded(run_in_process(*args, cwd=tmp_path, env=env))
+        hold.release.set()
+        assert first.returncode == 130, first.stderr
+        assert {line["instance_id"]: line["task_state"] for line in results(out)} == {
+            "v1": "aborted",
+            "v2": "aborted",
+        }
+        again = decoded(run_in_process(*args, cwd=tmp_path, env=env))
+    assert again.returncode == 0, again.stderr
+    for line in results(out):
+        assert (line["task_state"], line["attempt"], line["tool_calls"]) == ("succeeded", 2, [])
