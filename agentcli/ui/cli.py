@@ -10,7 +10,6 @@ neither has anything to parse.
 from __future__ import annotations
 
 import difflib
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,7 +19,6 @@ from typer.core import TyperGroup
 
 from agentcli import __version__
 from agentcli.errors import UsageError
-from agentcli.ui.batch_command import register as register_batch
 from agentcli.ui.resume_arg import pick_when_bare
 
 
@@ -140,7 +138,9 @@ def root(
                 hint=f"put them after the command: agentcli {ctx.invoked_subcommand} [OPTIONS]",
             )
         return
-    raise typer.Exit(_interactive_or_run(None, ctx.params))
+    from agentcli.ui.start import interactive_or_run
+
+    raise typer.Exit(interactive_or_run(None, ctx.params))
 
 
 @app.command(PROMPT, hidden=True)
@@ -150,34 +150,9 @@ def prompt(
 ) -> None:
     """`agentcli "TASK"`: the REPL starting with TASK in a terminal, else `agentcli run TASK`."""
     assert ctx.parent is not None
-    raise typer.Exit(_interactive_or_run(task, ctx.parent.params))
+    from agentcli.ui.start import interactive_or_run
 
-
-def _interactive_or_run(task: str | None, options: dict[str, Any]) -> int:
-    """The REPL (first running `task`) when stdin is a terminal; else one run, as
-    `agentcli run [TASK]` would (the task, or stdin, or both)."""
-    shared: dict[str, Any] = {
-        "cwd": options.get("cwd"),
-        "model": options.get("model"),
-        "permission_mode": options.get("permission_mode"),
-        "allow": list(options.get("allow") or []),
-        "deny": list(options.get("deny") or []),
-        "accept": list(options.get("accept") or []),
-        "effort": options.get("effort"),
-        "mcp_config": list(options.get("mcp_config") or []),
-        "resume": options.get("resume"),
-        "continue_": bool(options.get("continue_")),
-        "provider": options.get("provider"),
-        "trust_project": bool(options.get("trust_project")),
-    }
-    if sys.stdin is not None and sys.stdin.isatty():
-        from agentcli.ui.repl.main import main as repl_main
-        from agentcli.ui.repl.settings import ReplSettings
-
-        return repl_main(ReplSettings(**shared), first_task=task)
-    from agentcli.ui.run import RunOptions, run_command
-
-    return run_command(RunOptions(task=task, **shared))
+    raise typer.Exit(interactive_or_run(task, ctx.parent.params))
 
 
 @app.command()
@@ -279,6 +254,30 @@ def run(
     raise typer.Exit(run_command(RunOptions(**options)))
 
 
+@app.command()
+def batch(
+    tasks_file: Annotated[Path, typer.Argument(metavar="TASKS.jsonl", help="One task a line.")],
+    out: Annotated[Path | None, typer.Option(metavar="DIR", help="Default: batch-<time>.")] = None,
+    workers: Annotated[int, typer.Option(metavar="N", help="Tasks at once (local).")] = 4,
+    engine: Annotated[str, typer.Option(metavar="ENGINE", help="local or ray.")] = "local",
+    ray_address: Annotated[str | None, typer.Option(metavar="ADDR", help="Ray cluster.")] = None,
+    max_cost: Annotated[float | None, typer.Option(metavar="USD", help="Batch budget.")] = None,
+    model: Annotated[str | None, typer.Option("-m", "--model", metavar="MODEL")] = None,
+    permission_mode: Annotated[str | None, typer.Option(metavar="MODE", help="auto.")] = None,
+    accept: Annotated[list[str], typer.Option(metavar="CMD", help="For every task.")] = [],  # noqa: B006
+    resume: Annotated[bool, typer.Option("--resume", help="Latest batch-* of TASKS.")] = False,
+    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Failed: again.")] = False,
+    skip_bad_lines: Annotated[bool, typer.Option("--skip-bad-lines", help="Run the rest.")] = False,
+    cpus_per_task: Annotated[float, typer.Option(metavar="N", help="Ray: CPUs a task.")] = 1.0,
+    max_requests: Annotated[int | None, typer.Option(metavar="N", help="Requests at once.")] = None,
+) -> None:
+    """Run many tasks, each in its own checkout: results.jsonl, preds.json, a summary."""
+    options = dict(locals())  # every parameter is the BatchOptions field of the same name
+    from agentcli.ui.batch_command import batch_command
+
+    raise typer.Exit(batch_command(options))
+
+
 sessions_app = typer.Typer(
     help="List, show and export recorded sessions.", no_args_is_help=True, add_completion=False
 )
@@ -359,7 +358,6 @@ def trust(
 
 mcp_app = typer.Typer(help="MCP servers.", no_args_is_help=True, add_completion=False)
 app.add_typer(mcp_app, name="mcp")
-register_batch(app)  # agentcli batch: in its own module (ui/batch_command.py)
 
 
 @mcp_app.command("list")
