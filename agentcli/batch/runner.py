@@ -168,15 +168,17 @@ class _Run:
             return error_result(str(exc)), None
         mode = task.permission_mode or config.permission_mode or PermissionMode.AUTO
         if session is None:
+            paths.home.mkdir(parents=True, exist_ok=True)  # to be hidden, it must exist
             failed = run_setup(
                 task.setup,
                 paths.workspace,
                 mode=mode,
-                hidden=(config.out.resolve(),),
+                hidden=(paths.home,),
                 log=paths.root / "setup.log",
             )
             if failed is not None:
-                return error_result(f"setup: {failed.problem}: {failed.command}"), None
+                said = f"{failed.problem}: {failed.command}" if failed.command else failed.problem
+                return error_result(said), None
         argv = _command_line(self.spec, config, mode, session, self.budget_usd)
         result = self.run_child(argv, session)
         try:

@@ -3,9 +3,10 @@
 They come from the task file, which the user wrote, so they run unasked, as an approved
 command would: in the workspace-write profile (writes to the workspace and `sandbox.writable`,
 credentials hidden, a scrubbed environment, nothing left running), with the network opened
-(setup installs dependencies). The batch's own directory and the task's data directory (its
-journal) are hidden from them. Where no sandbox can be had they do not run, and the task is an
-error, unless its permission mode is `yolo` (which runs everything unconfined anyway).
+(setup installs dependencies). agentcli's config and data directories, the task's own (its
+journal) among them, are hidden from them. Where no sandbox can be had they do not run, and
+the task is an error, unless its permission mode is `yolo` (which runs everything unconfined
+anyway).
 
 Setup runs once, when the workspace is made; a resumed task does not run it again.
 """
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.config import load_settings
-from agentcli.paths import user_config_path
+from agentcli.paths import data_home, user_config_path
 from agentcli.permissions.setup import uses_sandbox
 from agentcli.sandbox.profile import Confinement, Profile
 from agentcli.sandbox.runner import OsSandbox, SandboxSettings
@@ -104,6 +105,6 @@ def _confiner(
             network=True,
             env_scrub=tuple(config.env_scrub),
             env_keep=tuple(config.env_keep),
-            agentcli_dirs=(user_config_path().parent, *hidden),
+            agentcli_dirs=(user_config_path().parent, data_home(), *hidden),
         ),
     )

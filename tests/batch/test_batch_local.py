@@ -308,3 +308,46 @@ def test_a_task_whose_journal_is_gone_starts_again_from_its_base_and_says_so(
     assert (line["task_state"], line["attempt"], line["restarted"]) == ("succeeded", 2, True)
     assert answers.served("victim", 0) == 2  # from the start again, in a fresh checkout
     assert [call["name"] for call in line["tool_calls"]] == ["write_file"]
+
+
+def test_setup_runs_sandboxed_in_the_fresh_checkout_and_a_failing_one_is_an_error(
+    tmp_path: Path,
+) -> None:
+    make_repo(tmp_path / "repo", {"README": "hello\n"})
+    out = tmp_path / "out"
+    # In the sandbox the host's /tmp is a private one holding only the checkout: a write
+    # outside it lands there, and the batch's files next to the checkout are not there.
+    confined = [f"touch {tmp_path / 'escaped'}", f"test ! -e {out / 'batch.json'}"]
+    tasks = write_tasks(
+        tmp_path / "tasks.jsonl",
+        [
+            {
+                "id": "s1",
+                "task": "[ok] write",
+                "repo": "repo",
+                "setup": [*confined, "echo ready > prepared"],
+                "accept": ["test -f prepared", ACCEPT],
+            },
+            {
+                "id": "s2",
+                "task": "[ok] write",
+                "repo": "repo",
+                "setup": ["true", "exit 3", "touch x"],
+            },
+        ],
+    )
+    answers = scripts()
+    with FakeMessagesServer(responder=answers) as server:
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test"}
+        done = decoded(
+            run_in_process("batch", str(tasks), "--out", str(out), cwd=tmp_path, env=env)
+        )
+    assert done.returncode == 1
+    by_id = {line["instance_id"]: line for line in results(out)}
+    assert by_id["s1"]["task_state"] == "succeeded", by_id["s1"]
+    assert not (tmp_path / "escaped").exists()
+    assert by_id["s2"]["task_state"] == "error"
+    assert f"setup command exited 3 (see {out}/tasks/s2/setup.log): exit 3" in by_id["s2"]["error"]
+    assert not (out / "tasks" / "s2" / "workspace" / "x").exists()  # the rest did not run
+    assert answers.served("ok", 0) == 1  # s2's agent never started
+    assert "+ready" in json.loads((out / "preds.json").read_text())["s1"]["model_patch"]
