@@ -10,8 +10,6 @@ two (`--cpus-per-task 1`). Target: two workers finish ≥ 1.6× the tasks per se
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import logging
 import os
@@ -64,13 +62,12 @@ def _batch(tasks: Path, out: Path, cpus_per_task: float) -> float:
     from agentcli.batch.run import run_batch
 
     started = time.perf_counter()
-    with contextlib.redirect_stderr(io.StringIO()):  # a line per task: not for the table
-        report = run_batch(
-            BatchOptions(tasks_file=tasks, out=out, engine="ray", cpus_per_task=cpus_per_task)
-        )
+    report = run_batch(
+        BatchOptions(tasks_file=tasks, out=out, engine="ray", cpus_per_task=cpus_per_task)
+    )
     elapsed = time.perf_counter() - started
     if report.summary.unverified != TASKS:
-        raise RuntimeError(f"the batch did not run every task: {report.table}")
+        raise RuntimeError(f"the batch did not run every task: {report.summary}")
     return elapsed
 
 

@@ -12,10 +12,11 @@ cluster.
 - `ledger`: what the workers share (the cost budget, model-request slots, the interrupt);
 - `gate`: the proxy that holds a model-request slot per request in flight;
 - `engine_local`, `engine_ray`: the two ways tasks are scheduled;
-- `output`: `results.jsonl`, `preds.json`, the summary; `progress`: what the user sees;
-- `run`: a batch from start to end, and its exit code.
+- `output`: `results.jsonl`, `preds.json`, the summary;
+- `run`: a batch from start to end, and its exit code (what the user sees of it is the UI's:
+  `ui/batch_progress.py`, through `run.BatchView`).
 
 The layers point down: the batch uses the session core (`session.records`, to find a task's
-session in its journal), the sandbox and the config; nothing outside it imports it but the
-command line (`ui/batch_command.py`), and only when the command runs.
+session in its journal), the sandbox and the config, never the UI; nothing outside it imports
+it but the command line (`ui/batch_command.py`), and only when the command runs.
 """

@@ -19,12 +19,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
+from typing import Protocol
 
 from agentcli.batch.ledger import Ledger, LocalLedger
 from agentcli.batch.output import BatchOutput, Summary
 from agentcli.batch.plan import BatchOptions, Plan, make_plan, write_manifest
-from agentcli.batch.progress import Progress, summary_table
 from agentcli.batch.records import FINISHED_STATES, RunConfig, TaskOutcome
 from agentcli.errors import UsageError
 from agentcli.tasks import ExitCode
@@ -40,11 +41,36 @@ credential: a worker of a cluster has its own)."""
 @dataclass(frozen=True, slots=True)
 class BatchReport:
     summary: Summary
-    table: str
+    out: Path
     exit_code: int
 
 
-def run_batch(options: BatchOptions) -> BatchReport:
+class BatchView(Protocol):
+    """What the user is shown while the batch runs (`ui.batch_progress`)."""
+
+    def started(self, total: int) -> None: ...
+    def said(self, line: str) -> None: ...
+    def finished(self, outcome: TaskOutcome) -> None: ...
+    def close(self) -> None: ...
+
+
+class Unseen:
+    """A batch nobody watches."""
+
+    def started(self, total: int) -> None:
+        pass
+
+    def said(self, line: str) -> None:
+        pass
+
+    def finished(self, outcome: TaskOutcome) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def run_batch(options: BatchOptions, view: BatchView | None = None) -> BatchReport:
     """Run the batch `options` describe. UsageError (exit 2) when it cannot start."""
     engine = None
     if options.engine == "ray":
@@ -69,13 +95,13 @@ def run_batch(options: BatchOptions) -> BatchReport:
             plan = make_plan(options, resolve_all)
         else:
             plan = make_plan(options, engine.resolve)
-        return _run_plan(plan, options, engine)
+        return _run_plan(plan, options, engine, view or Unseen())
     finally:
         if engine is not None:
             engine.close()
 
 
-def _run_plan(plan: Plan, options: BatchOptions, engine: object) -> BatchReport:
+def _run_plan(plan: Plan, options: BatchOptions, engine: object, view: BatchView) -> BatchReport:
     write_manifest(plan.out, options.tasks_file, plan.tasks)
     output = BatchOutput(plan.out)
     ledger = Ledger(
@@ -91,11 +117,12 @@ def _run_plan(plan: Plan, options: BatchOptions, engine: object) -> BatchReport:
         environment={name: os.environ[name] for name in FORWARDED if os.environ.get(name)},
         max_requests=options.max_requests,
     )
-    progress = Progress(len(plan.to_run))
+    progress = view
+    progress.started(len(plan.to_run))
     for bad in plan.bad:
-        progress.say(f"agentcli batch: skipped {options.tasks_file}:{bad}")
+        progress.said(f"agentcli batch: skipped {options.tasks_file}:{bad}")
     if plan.skipped:
-        progress.say(f"agentcli batch: {len(plan.skipped)} tasks already finished in {plan.out}")
+        progress.said(f"agentcli batch: {len(plan.skipped)} tasks already finished in {plan.out}")
     started = time.monotonic()
     ran = 0
     stop = threading.Event()
@@ -122,8 +149,7 @@ def _run_plan(plan: Plan, options: BatchOptions, engine: object) -> BatchReport:
         order = [task.instance_id for task in plan.tasks]
         output.finish(order)
     summary = output.summary(order, ran=ran, wall_s=time.monotonic() - started)
-    table = summary_table(summary, str(plan.out))
-    return BatchReport(summary, table, _exit_code(summary, output, order, ledger, stop))
+    return BatchReport(summary, plan.out, _exit_code(summary, output, order, ledger, stop))
 
 
 def _run_locally(

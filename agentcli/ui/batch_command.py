@@ -12,8 +12,9 @@ def batch_command(options: dict[str, Any]) -> int:
     """Run the batch; the exit code (UsageError, exit 2, when it cannot start)."""
     from agentcli.batch.plan import BatchOptions
     from agentcli.batch.run import run_batch
+    from agentcli.ui.batch_progress import Progress, summary_table
 
-    report = run_batch(BatchOptions(**{**options, "accept": list(options["accept"])}))
-    sys.stdout.write(report.table)
+    report = run_batch(BatchOptions(**{**options, "accept": list(options["accept"])}), Progress())
+    sys.stdout.write(summary_table(report.summary, str(report.out)))
     sys.stdout.flush()
     return report.exit_code

@@ -259,7 +259,9 @@ def test_ctrl_c_aborts_the_running_tasks_which_a_rerun_resumes(tmp_path: Path) -
             stderr=subprocess.PIPE,
             text=True,
         )
-        assert hold.reached.wait(60)  # both tasks are waiting on the model
+        if not hold.reached.wait(120):  # both tasks are waiting on the model
+            batch.kill()
+            raise AssertionError(f"not held ({hold.held}): {batch.communicate()}")
         batch.send_signal(signal.SIGINT)
         stdout, stderr = batch.communicate(timeout=60)
         hold.release.set()

@@ -1,7 +1,8 @@
 """What the user sees while a batch runs and when it ends: on a terminal, a rich progress bar
 (done/total, succeeded/failed, cost so far, ETA) on stderr; otherwise one line per finished
 task on stderr; at the end, the summary table on stdout. Instance ids, errors and everything
-else from the task file or a run reach the terminal through `ui.safe`."""
+else from the task file or a run reach the terminal through `ui.safe`. (`batch.run.BatchView`
+is what the batch tells.)"""
 
 from __future__ import annotations
 
@@ -14,15 +15,19 @@ from agentcli.ui.safe import safe_console, visible
 
 
 class Progress:
-    def __init__(self, total: int, *, stream: TextIO | None = None) -> None:
+    """`batch.run.BatchView` on stderr."""
+
+    def __init__(self, *, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.total = total
+        self.total = 0
         self.done = 0
         self.succeeded = 0
         self.failed = 0
         self.cost = 0.0
         self._bar: Any = None
         self._task: Any = None
+
+    def started(self, total: int) -> None:
         if self.stream.isatty() and total:
             from rich.progress import (
                 BarColumn,
@@ -67,7 +72,7 @@ class Progress:
         )
         self.stream.flush()
 
-    def say(self, line: str) -> None:
+    def said(self, line: str) -> None:
         if self._bar is not None:
             self._bar.console.print(line, markup=False, highlight=False)
         else:
