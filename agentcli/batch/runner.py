@@ -137,6 +137,8 @@ def _where_to_start(spec: TaskSpec, paths: TaskPaths, *, retried: bool) -> tuple
     base commit after earlier work of it was lost."""
     if spec.start is Start.RETRY and not retried:
         checkout.discard(paths.workspace)
+        if paths.home.exists():  # kept for reading, out of the way of the new run's journal
+            paths.home.rename(paths.root / f"home-attempt-{spec.attempts_before}")
         return None, False
     session = None
     if paths.workspace.is_dir():

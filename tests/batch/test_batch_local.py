@@ -228,6 +228,8 @@ def test_retry_failed_runs_a_failed_task_again_from_its_base(tmp_path: Path) -> 
         line["session_id"]
         != json.loads((out / "attempts.jsonl").read_text().splitlines()[0])["session_id"]
     )
+    # The failed run's journal is kept beside the new one.
+    assert (out / "tasks" / "b" / "home-attempt-1" / "journal.sqlite3").exists()
 
 
 def test_ctrl_c_aborts_the_running_tasks_which_a_rerun_resumes(tmp_path: Path) -> None:
