@@ -11,9 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agentcli.testing.fake_api import FakeMessagesServer
 from tests.batch.helpers import (
     ACCEPT,
+    HEAVY_TIMEOUT_S,
     Hold,
     check_predictions_apply,
     git,
@@ -25,6 +28,9 @@ from tests.batch.helpers import (
     write_tasks,
 )
 from tests.inprocess import decoded, run_in_process
+
+# Real `agentcli run` processes, many of them: slow on a loaded machine, not hung.
+pytestmark = pytest.mark.timeout(HEAVY_TIMEOUT_S)
 
 
 def test_twenty_tasks_a_killed_one_and_a_rerun_that_skips_and_resumes(tmp_path: Path) -> None:
@@ -261,11 +267,11 @@ def test_ctrl_c_aborts_the_running_tasks_which_a_rerun_resumes(tmp_path: Path) -
             stderr=subprocess.PIPE,
             text=True,
         )
-        if not hold.reached.wait(120):  # both tasks are waiting on the model
+        if not hold.reached.wait(HEAVY_TIMEOUT_S):  # both tasks are waiting on the model
             batch.kill()
             raise AssertionError(f"not held ({hold.held}): {batch.communicate()}")
         batch.send_signal(signal.SIGINT)
-        stdout, stderr = batch.communicate(timeout=60)
+        stdout, stderr = batch.communicate(timeout=120)
         hold.release.set()
         assert batch.returncode == 130, stderr
         states = {line["instance_id"]: line["task_state"] for line in results(out)}

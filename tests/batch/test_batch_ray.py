@@ -19,6 +19,7 @@ import ray
 from agentcli.testing.fake_api import FakeMessagesServer
 from tests.batch.helpers import (
     ACCEPT,
+    HEAVY_TIMEOUT_S,
     Hold,
     check_predictions_apply,
     kill_when_held,
@@ -30,6 +31,9 @@ from tests.batch.helpers import (
 )
 from tests.conftest import CHECKOUT
 from tests.inprocess import decoded, run_in_process
+
+# Real `agentcli run` processes, many of them: slow on a loaded machine, not hung.
+pytestmark = pytest.mark.timeout(HEAVY_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -121,7 +125,7 @@ def test_ctrl_c_on_ray_aborts_the_running_tasks_which_a_rerun_resumes(tmp_path: 
     args = ("batch", str(tasks), "--out", str(out), "--engine", "ray")
 
     def interrupt() -> None:  # Ctrl-C, once both tasks wait on the model
-        if hold.reached.wait(120):
+        if hold.reached.wait(HEAVY_TIMEOUT_S):
             os.kill(os.getpid(), signal.SIGINT)
 
     with FakeMessagesServer(responder=scripts(hold)) as server:
