@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agentcli.batch.ledger import Ledger, LocalLedger
 from agentcli.batch.output import BatchOutput, Summary
@@ -29,6 +29,9 @@ from agentcli.batch.plan import BatchOptions, Plan, make_plan, write_manifest
 from agentcli.batch.records import FINISHED_STATES, RunConfig, TaskOutcome
 from agentcli.errors import UsageError
 from agentcli.tasks import ExitCode
+
+if TYPE_CHECKING:
+    from agentcli.batch.engine_ray import RayEngine
 
 FORWARDED = (
     *("ANTHROPIC_BASE_URL", "AGENTCLI_MODEL", "AGENTCLI_PROVIDER", "AGENTCLI_TRANSPORT"),
@@ -101,7 +104,9 @@ def run_batch(options: BatchOptions, view: BatchView | None = None) -> BatchRepo
             engine.close()
 
 
-def _run_plan(plan: Plan, options: BatchOptions, engine: object, view: BatchView) -> BatchReport:
+def _run_plan(
+    plan: Plan, options: BatchOptions, engine: RayEngine | None, view: BatchView
+) -> BatchReport:
     write_manifest(plan.out, options.tasks_file, plan.tasks)
     output = BatchOutput(plan.out)
     ledger = Ledger(
@@ -140,16 +145,13 @@ def _run_plan(plan: Plan, options: BatchOptions, engine: object, view: BatchView
             if engine is None:
                 _run_locally(plan, config, ledger, options.workers, on_outcome, stop)
             else:
-                from agentcli.batch.engine_ray import RayEngine
-
-                assert isinstance(engine, RayEngine)
                 engine.run(plan.to_run, config, ledger, on_outcome=on_outcome, stop=stop)
     finally:
         progress.close()
         order = [task.instance_id for task in plan.tasks]
         output.finish(order)
     summary = output.summary(order, ran=ran, wall_s=time.monotonic() - started)
-    return BatchReport(summary, plan.out, _exit_code(summary, output, order, ledger, stop))
+    return BatchReport(summary, plan.out, _exit_code(output, order, ledger, stop))
 
 
 def _run_locally(
@@ -181,9 +183,7 @@ def _run_locally(
     ledger.spent_usd, ledger.budget_stopped = shared.totals()
 
 
-def _exit_code(
-    summary: Summary, output: BatchOutput, order: list[str], ledger: Ledger, stop: threading.Event
-) -> int:
+def _exit_code(output: BatchOutput, order: list[str], ledger: Ledger, stop: threading.Event) -> int:
     if stop.is_set():
         return int(ExitCode.ABORTED)
     if ledger.budget_stopped:
@@ -193,7 +193,6 @@ def _exit_code(
         state in FINISHED_STATES for state in states
     ):
         return int(ExitCode.FAILED)
-    del summary
     return int(ExitCode.OK)
 
 
