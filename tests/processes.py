@@ -69,13 +69,16 @@ def _table() -> dict[int, tuple[int, int, bool]]:
     return table
 
 
-def live_descendants(root: int | None = None) -> set[Proc]:
-    """The live processes below `root` (default: this process), at any depth."""
+def live_descendants(root: int | None = None, *, under: set[Proc] | None = None) -> set[Proc]:
+    """The live processes below `root` (default: this process), at any depth; with `under`,
+    only those with no process of `under` between them and `root` (the children a helper
+    that outlives tests starts are that helper's, e.g. a module's Ray cluster's workers)."""
     root = os.getpid() if root is None else root
     table = _table()
     children: dict[int, list[int]] = {}
     for pid, (ppid, _started, _alive) in table.items():
         children.setdefault(ppid, []).append(pid)
+    helpers = {proc.pid for proc in under or set()}
     found: set[Proc] = set()
     pending = list(children.get(root, []))
     while pending:
@@ -83,6 +86,8 @@ def live_descendants(root: int | None = None) -> set[Proc]:
         _ppid, started, alive = table[pid]
         if alive:
             found.add(Proc(pid, started))
+        if under is not None and pid in helpers and Proc(pid, started) in under:
+            continue  # what a helper started before or during the test is the helper's
         pending += children.get(pid, [])  # a zombie's children are re-parented: still look
     return found
 
@@ -114,7 +119,7 @@ def left_behind(before: set[Proc], grace_s: float = GRACE_S) -> list[Proc]:
     deadline = time.monotonic() + grace_s
     while True:
         kept = kept_pids()
-        new = sorted(p for p in live_descendants() - before if p.pid not in kept)
+        new = sorted(p for p in live_descendants(under=before) - before if p.pid not in kept)
         if not new or time.monotonic() >= deadline:
             return new
         time.sleep(0.02)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from agentcli.compaction_record import CompactionRecord
 from agentcli.errors import UsageError
 from agentcli.store import queries
-from agentcli.store.db import connect, journal_error, journal_path
+from agentcli.store.db import JOURNAL_FILE, connect, journal_error, journal_path
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import CallRow, SessionRow, TaskRow
 
@@ -49,6 +49,20 @@ def find(session_id: str, conn: Any = None) -> SessionRow:
 def list_sessions(workspace: Path | None, limit: int | None = None) -> list[SessionRow]:
     """Sessions with messages, newest first: `workspace`'s, or every one (None)."""
     return queries.list_sessions(connect(), None if workspace is None else str(workspace), limit)
+
+
+def latest_session_in(home: Path, workspace: Path) -> str | None:
+    """The newest session recorded in `workspace` by the journal of another data directory,
+    `home` (a batch task's own `AGENTCLI_HOME`); None when it has none (or no journal yet)."""
+    path = home / JOURNAL_FILE
+    if not path.exists():
+        return None
+    conn = connect(path)
+    try:
+        rows = queries.list_sessions(conn, str(workspace.resolve()), limit=1)
+    finally:
+        conn.close()
+    return rows[0].id if rows else None
 
 
 def tasks(session_id: str) -> list[TaskRow]:

@@ -19,6 +19,7 @@ used in, unless the test took the refusals (`take_refusals()`). `strict=False` s
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from agentcli.messages import pairing_problems
@@ -72,13 +73,20 @@ from agentcli.testing.strict_thinking import sign_thinking
 
 
 class FakeMessagesServer(ScriptedServer[FakeResponse]):
-    """Serves scripted responses to POST /v1/messages in order; records every request.
+    """Serves scripted responses to POST /v1/messages in order, then `responder`'s (e.g.
+    `agentcli.testing.by_prompt.ByPrompt`); records every request.
 
     `strict` checks each request against its model's rules first; `models` adds (or changes)
     the rules of models, e.g. one a test configures in agentcli's `[models]`."""
 
-    def __init__(self, *, strict: bool = True, models: dict[str, ModelRules] | None = None) -> None:
-        super().__init__(_make_handler(self))
+    def __init__(
+        self,
+        *,
+        strict: bool = True,
+        models: dict[str, ModelRules] | None = None,
+        responder: Callable[[RecordedRequest], FakeResponse | None] | None = None,
+    ) -> None:
+        super().__init__(_make_handler(self), responder=responder)
         self.strict = strict
         self.models = dict(models or {})
         self.refusals: list[tuple[RecordedRequest, Refusal]] = []

@@ -46,6 +46,23 @@ ALLOWED: dict[str, dict[str, str]] = {
         "_cache_path": "the kernel's boot id (/proc/sys/kernel/random/boot_id)",
         "_read_cache": "its own probe cache in the data dir",
     },
+    "agentcli.batch.output": {
+        "read_jsonl": "the batch's own results in its output directory",
+        "BatchOutput.record": "appends to the batch's own result files",
+        "BatchOutput.finish": "the batch's own patch files",
+    },
+    "agentcli.batch.plan": {
+        "_latest_batch_of": "the manifest a batch wrote in its own output directory",
+        "_check_manifest": "the same manifest",
+        "write_manifest": "the same manifest",
+    },
+    "agentcli.batch.runner": {"_Run.run_child": "the task's own log file (the child's stderr)"},
+    "agentcli.batch.setup": {"_run_all": "the task's own setup log"},
+    "agentcli.batch.workspace": {
+        "_locked": "a lock file in the batch's own repos directory",
+        "model_patch": "copies the task worktree's git index into a temporary index (git "
+        "metadata, copied by the kernel, never read into memory)",
+    },
     "agentcli.jsonstore": {
         "read_json": "agentcli's own JSON stores (approvals) in its data dir",
         "store_lock": "their lock files, beside them",
