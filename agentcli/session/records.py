@@ -125,7 +125,14 @@ def export(session_id: str) -> dict[str, Any]:
         },
         "messages": recorded.messages,
         "tasks": [_fields(t) for t in recorded.tasks],
-        "tool_calls": [{**_fields(c), "status": c.status.value} for c in recorded.calls],
+        "tool_calls": [
+            {
+                **_fields(c),
+                "status": c.status.value,
+                "pre_state": None if c.pre_state is None else c.pre_state.to_json(),
+            }
+            for c in recorded.calls
+        ],
         "compactions": [record.to_json() for record in recorded.compactions],
     }
 
