@@ -95,6 +95,18 @@ class CheckEvidence:
         }
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommitOutcome:
+    """What `--commit` (or `/commit`) did after the task: a commit, or why there is none."""
+
+    sha: str | None = None
+    branch: str | None = None
+    skipped: str | None = None
+    """Why nothing was committed (the task did not succeed, it changed nothing, git refused)."""
+    failed: bool = False
+    """git refused the commit of a task that succeeded: the run fails (exit 1)."""
+
+
 @dataclass(kw_only=True)
 class TaskResult:
     """What a finished task reports: the JSON object of `--output-format json`."""
@@ -119,10 +131,15 @@ class TaskResult:
     """The last model response's stop reason (None: no response)."""
     duration_api_s: float = 0.0
     repair_rounds: int = 0
+    commit: CommitOutcome | None = None
+    """Set when the task was to be committed (`--commit`): see `agentcli.usergit`."""
 
     @property
     def exit_code(self) -> ExitCode:
-        return exit_code_for(self.state, self.reason)
+        code = exit_code_for(self.state, self.reason)
+        if code is ExitCode.OK and self.commit is not None and self.commit.failed:
+            return ExitCode.FAILED
+        return code
 
     @property
     def subtype(self) -> str:
@@ -130,6 +147,8 @@ class TaskResult:
         `acceptance_failed` for a task whose checks failed."""
         if self.exit_code is ExitCode.OK:
             return "success"
+        if self.commit is not None and self.commit.failed:
+            return "error_commit_failed"
         if self.reason is TerminalReason.COMPLETED:
             return "error_acceptance_failed"
         return f"error_{self.reason.value}"
@@ -162,6 +181,10 @@ class TaskResult:
             "changed_files": self.changed_files,
             "tool_calls": self.tool_calls,
             "permission_denials": self.permission_denials,
+            "commit": None
+            if self.commit is None or self.commit.sha is None
+            else {"sha": self.commit.sha, "branch": self.commit.branch},
+            "commit_skipped": None if self.commit is None else self.commit.skipped,
             "error": self.error,
         }
 

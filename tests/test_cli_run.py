@@ -65,6 +65,8 @@ RESULT_KEYS = {
     "changed_files",
     "tool_calls",
     "permission_denials",
+    "commit",
+    "commit_skipped",
     "error",
 }
 ACCEPTANCE_KEYS = {

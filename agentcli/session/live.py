@@ -3,9 +3,10 @@ and the one way it changes while it does.
 
 Every mid-session change is a method here: switching the model, the permission mode or the
 reasoning effort, granting a rule, setting the acceptance checks, continuing a recorded session
-(`resume`), starting a new one (`clear`), recording settings, closing. Nothing else assigns the
-conversation's collaborators; what a caller needs to read is a read-only property. What is
-added to a session (hooks, skills, subagents, compaction, batch) plugs into this API.
+(`resume`), starting a new one (`clear`), recording settings, closing; and in the user's git
+repository (`agentcli.usergit`), starting a branch and committing the last task. Nothing else
+assigns the conversation's collaborators; what a caller needs to read is a read-only property.
+What is added to a session (hooks, skills, subagents, compaction, batch) plugs into this API.
 
 The options the session was opened with are kept and follow the changes (model, mode, effort,
 checks), so the session `clear` starts is the one a fresh start with those options would be.
@@ -13,15 +14,17 @@ checks), so the session `clear` starts is the one a fresh start with those optio
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentcli.acceptance import AcceptanceReport, AcceptanceSettings
 from agentcli.catalogue import Effort
 from agentcli.conversation import ConversationManager
-from agentcli.errors import UsageError
+from agentcli.errors import GitRefusal, UsageError
 from agentcli.events import EventSink
 from agentcli.messages import Message
 from agentcli.model import ModelClient
@@ -34,13 +37,27 @@ from agentcli.session.clients import ModelFactory
 from agentcli.session.opening import find_resumed, open_session
 from agentcli.session.options import SessionOptions
 from agentcli.settings import Settings
-from agentcli.tasks import TaskResult
+from agentcli.snapshots import SnapshotError
+from agentcli.tasks import CommitOutcome, TaskResult, TaskState
 from agentcli.tools.base import Tool
 from agentcli.usage import SessionTotals
+from agentcli.usergit.branch import Switched, create_branch
+from agentcli.usergit.commit import NothingToCommit, check_committable, commit_files
+from agentcli.usergit.message import parts_for_task, unverified_reason
+from agentcli.usergit.status import RepoStatus, repo_status
 
 Renew = Callable[[], tuple[ConversationManager, ModelFactory]]
 """Builds the manager of a new session with the options as they are now, and the factory of
 its model clients (what `clear` uses)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommitReport:
+    """What committing the last task did (`outcome`, for the result) and what the user should
+    hear about it (`notices`: hooks an untrusted workspace did not run)."""
+
+    outcome: CommitOutcome
+    notices: tuple[str, ...] = ()
 
 
 class LiveSession:
@@ -60,6 +77,8 @@ class LiveSession:
         self._renew = renew
         self._retired: list[ModelClient] = []
         self._closed = False
+        self._last_task: tuple[str, TaskResult] | None = None
+        """The prompt and result of the last task this process ran in the session."""
 
     # -- what it is --------------------------------------------------------------------------
     @property
@@ -139,11 +158,66 @@ class LiveSession:
     async def run_task(self, prompt: str, *, context: str = "") -> TaskResult:
         """Run one user request to a terminal state (never raises for task-ending conditions).
         `context` goes to the model before `prompt`; the task is recorded by `prompt` alone."""
-        return await self._manager.run_task(prompt, context=context)
+        result = await self._manager.run_task(prompt, context=context)
+        self._last_task = (prompt, result)
+        return result
 
     async def run_checks(self, events: EventSink | None = None) -> AcceptanceReport:
         """Run the acceptance checks now, on the workspace as it is (the REPL's /check)."""
         return await self._manager.run_checks(events)
+
+    # -- the user's git repository -----------------------------------------------------------
+    @property
+    def trusted(self) -> bool:
+        """Whether the user trusts the workspace (its own git hooks run only then)."""
+        return self._manager.settings.provenance.trusted
+
+    def start_branch(self, name: str) -> Switched:
+        """Create branch `name` from HEAD and switch to it (GitRefusal if refused: not a
+        repository, the branch exists, a merge in progress…)."""
+        return create_branch(self.workspace, name, trusted=self.trusted)
+
+    def check_committable(self, *, branching: bool = False) -> None:
+        """GitRefusal now if a task could not be committed (before a run asked to commit it);
+        `branching`: a branch is started first, so a detached HEAD is no reason."""
+        check_committable(self.workspace, detached_ok=branching)
+
+    async def commit_last_task(
+        self, message: str | None = None, *, unverified: bool = False
+    ) -> CommitReport:
+        """Commit exactly the files the last task changed, with its summary (or `message`), the
+        evidence of its checks and its ids in the message. A task that did not succeed is not
+        committed unless `unverified` (the user confirmed it); a refusal of git's after a
+        success is a failed commit (the run's exit code says so)."""
+        if self._last_task is None:
+            raise UsageError("no task of this session to commit yet", hint="run a task first")
+        prompt, result = self._last_task
+        if result.state is not TaskState.SUCCEEDED and not unverified:
+            why = unverified_reason(result)
+            return CommitReport(CommitOutcome(skipped=f"the task is not verified: {why}"))
+        parts = parts_for_task(result, prompt, message)
+        try:
+            done = await asyncio.to_thread(
+                commit_files, self.workspace, result.changed_files, parts, trusted=self.trusted
+            )
+        except GitRefusal as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            return CommitReport(CommitOutcome(skipped=exc.message + hint, failed=True))
+        if isinstance(done, NothingToCommit):
+            return CommitReport(CommitOutcome(skipped=done.reason))
+        return CommitReport(CommitOutcome(sha=done.sha, branch=done.branch), done.notices)
+
+    def repo_status(self) -> RepoStatus | None:
+        """The branch and the number of files that differ from HEAD, for a status line (None
+        outside git; blocking: run it off the event loop)."""
+        repo = self.git.repo
+        if repo is None:
+            return None
+        try:
+            tree = self._manager.snapshot_now().tree
+        except SnapshotError:
+            return None
+        return None if tree is None else repo_status(repo, tree)
 
     # -- what may change ---------------------------------------------------------------------
     def switch_model(self, name: str) -> None:
@@ -208,6 +282,7 @@ class LiveSession:
             data_dir=data_home() / "sessions" / opened.session_id,
         )
         self.record_settings(model=self.model, permission_mode=self.mode.value)
+        self._last_task = None
 
     def clear(self) -> None:
         """Start a new session with an empty conversation, with the options as they are now
@@ -216,6 +291,7 @@ class LiveSession:
             raise UsageError("this session cannot start another")
         self._options.resume, self._options.continue_ = None, False
         manager, models = self._renew()
+        self._last_task = None
         self._manager.release()
         self._retired.append(self._manager.model)
         self._manager, self._models = manager, models

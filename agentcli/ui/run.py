@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable
 
 from agentcli.config import untrusted_notice
 from agentcli.errors import UsageError
@@ -34,6 +35,7 @@ from agentcli.tools.process_group import kill_live_groups
 from agentcli.ui.failure import Failure, failure_of, report
 from agentcli.ui.render import StreamJson, TextProgress, print_result
 from agentcli.ui.resume_arg import no_picker_here
+from agentcli.ui.run_git import after_task, before_task
 from agentcli.ui.term.safe import visible
 from agentcli.usage import Usage
 
@@ -125,9 +127,17 @@ def announce(notice: str, events: EventSink) -> None:
         say(notice)
 
 
-async def _run_with_signals(live: LiveSession, prompt: str) -> TaskResult:
+Finish = Callable[[TaskResult], Awaitable[TaskResult]]
+"""What follows the task inside its signal handling (`--commit`)."""
+
+
+async def _task_then(live: LiveSession, prompt: str, finish: Finish) -> TaskResult:
+    return await finish(await live.run_task(prompt))
+
+
+async def _run_with_signals(live: LiveSession, prompt: str, finish: Finish) -> TaskResult:
     loop = asyncio.get_running_loop()
-    task = asyncio.create_task(live.run_task(prompt))
+    task = asyncio.create_task(_task_then(live, prompt, finish))
     signals_seen = 0
 
     def on_signal() -> None:
@@ -203,8 +213,10 @@ def run_command(options: SessionOptions) -> int:
                 permission_mode=live.mode.value,
                 tools=[tool.name for tool in live.tools],
             )
+        before_task(options, live, events)
         _collect_garbage_again()
-        result = asyncio.run(_run_with_signals(live, prompt))
+        finish = functools.partial(after_task, options, live, events)
+        result = asyncio.run(_run_with_signals(live, prompt, finish))
     except (Exception, KeyboardInterrupt) as exc:
         failure = failure_of(exc)
         session_id = "" if live is None else live.session_id
