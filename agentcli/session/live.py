@@ -158,6 +158,7 @@ class LiveSession:
     async def run_task(self, prompt: str, *, context: str = "") -> TaskResult:
         """Run one user request to a terminal state (never raises for task-ending conditions).
         `context` goes to the model before `prompt`; the task is recorded by `prompt` alone."""
+        self._last_task = None  # a task cancelled before its result leaves none to commit
         result = await self._manager.run_task(prompt, context=context)
         self._last_task = (prompt, result)
         return result
@@ -171,6 +172,12 @@ class LiveSession:
     def trusted(self) -> bool:
         """Whether the user trusts the workspace (its own git hooks run only then)."""
         return self._manager.settings.provenance.trusted
+
+    @property
+    def last_task(self) -> TaskResult | None:
+        """The result of the last task this process ran in the session (None: none yet, or
+        it was cancelled before it had one)."""
+        return None if self._last_task is None else self._last_task[1]
 
     def start_branch(self, name: str) -> Switched:
         """Create branch `name` from HEAD and switch to it (GitRefusal if refused: not a

@@ -139,3 +139,18 @@ def test_run_sends_its_request_without_the_sdk_unless_asked_to(
     assert "git" not in modules
     if transport is None:
         assert "anthropic" not in modules
+
+
+def test_run_loads_gitpython_only_for_branch_or_commit(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other side of the test above (a run without `--branch`/`--commit` never loads
+    GitPython): with `--branch` it does, so that test would see it if a plain run did."""
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    with FakeMessagesServer() as server:
+        server.push(stream_message([text("done")]))
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        code, modules = loaded_by(["run", "hi", "-q", "--branch", "topic"], workspace)
+    assert code == 0
+    assert "git" in modules
