@@ -36,6 +36,7 @@ from pydantic.fields import FieldInfo
 
 from agentcli import trust
 from agentcli.errors import ConfigError, UsageError
+from agentcli.hook_entry import Handler, MatcherGroup
 from agentcli.mcp_entry import ServerEntry
 from agentcli.paths import data_home, project_config_paths, resolve_workspace, user_config_path
 from agentcli.safe_read import MAX_CONFIG_BYTES, Inside, Unreadable, read_bytes, size_text
@@ -95,7 +96,11 @@ def load_settings(
         if path in in_repo and not trusted:
             dropped = _drop_untrusted(level, merged)
             if dropped:
-                provenance.ignored[path] = dropped
+                provenance.ignored[path] = [
+                    f"{_display_key(key)} = {json.dumps(value, default=str)}"
+                    for key, value in dropped.items()
+                ]
+                provenance.withheld[path] = dropped
         _merge(merged, level, Origin(str(path), path), provenance)
         provenance.sources.append(path)
     environ = os.environ if environ is None else environ
@@ -242,6 +247,10 @@ def _unknown_key(key: str) -> str:
         known = [f"{table}.{field}" for field in ModelEntry.model_fields]
     elif table.startswith("mcp_servers."):  # a key of one `[mcp_servers.NAME]` server
         known = [f"{table}.{field}" for field in ServerEntry.model_fields]
+    elif table.startswith("hooks.") and table.count(".") == 1:  # a `[[hooks.EVENT]]` group
+        known = [f"{table}.{field}" for field in MatcherGroup.model_fields]
+    elif table.startswith("hooks."):  # one handler of a group
+        known = [f"{table}.{field}" for field in Handler.model_fields]
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     return f"unknown key `{key}`" + (f" (did you mean `{close[0]}`?)" if close else "")
 
@@ -284,13 +293,13 @@ def _display_key(key: str) -> str:
     return next((alias for alias, full in ALIASES.items() if full == key), key)
 
 
-def _drop_untrusted(level: dict[str, Any], in_force: Mapping[str, Any]) -> list[str]:
+def _drop_untrusted(level: dict[str, Any], in_force: Mapping[str, Any]) -> dict[str, Any]:
     """Remove from `level` what an untrusted file may not set (its allow rules and loosening
-    settings, and every setting without an `Untrusted` mark); return it as `key = value`."""
-    return [
-        f"{_display_key(key)} = {json.dumps(level.pop(key), default=str)}"
+    settings, and every setting without an `Untrusted` mark); return it (dotted key → value)."""
+    return {
+        key: level.pop(key)
         for key in [k for k, v in level.items() if not may_set_untrusted(k, v, in_force)]
-    ]
+    }
 
 
 def may_set_untrusted(

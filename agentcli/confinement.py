@@ -21,6 +21,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 LEFTOVERS_NOTE = "agentcli sandbox: stopped background processes still running after the command"
@@ -76,6 +77,9 @@ class PreparedCommand:
 
 class CommandSandbox(Protocol):
     """Runs commands inside an OS sandbox (see `agentcli.sandbox`)."""
+
+    temp_dir: Path
+    """The session's temp dir: sandboxed commands see it (as `$TMPDIR`) and may write it."""
 
     def prepare(self, argv: list[str], confinement: Confinement) -> PreparedCommand:
         """The argv and environment that run `argv` confined as `confinement` says."""

@@ -34,6 +34,7 @@ from agentcli.confinement import UNCONFINED, CommandSandbox
 from agentcli.context import ContextView
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.events import EventSink, Notice, RepairRound, TaskStarted
+from agentcli.hook_seams import NO_HOOKS, SessionHooks, TaskHooks
 from agentcli.ids import new_id
 from agentcli.loop import LoopOutcome, LoopSettings, QueryLoop
 from agentcli.loop_steps import Finished, TurnObserver
@@ -45,6 +46,7 @@ from agentcli.permissions import Answer, PermissionPolicy, PermissionRequest, Pr
 from agentcli.settings import DEFAULTS, Settings
 from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snapshot
 from agentcli.store import Journal
+from agentcli.task_hooks import prompt_blocked, prompt_message, settle
 from agentcli.task_outcome import Verified, blocked_by_denials, stamped, task_result
 from agentcli.tasks import TaskResult
 from agentcli.terminal_reason import TerminalReason
@@ -85,6 +87,7 @@ class ConversationManager:
         settings: Settings = DEFAULTS,
         instruction_files: Sequence[Path] = (),
         catalogue: Catalogue = CATALOGUE,
+        hooks: SessionHooks = NO_HOOKS,
     ) -> None:
         """`context`: the session's elision watermark, carried over from task to task (it
         starts over by itself when the history is swapped, as by a resume). `git`: whether the
@@ -93,7 +96,7 @@ class ConversationManager:
         task's undo checkpoint goes (None: tasks are not undoable). `settings`: what the
         session was configured with. `instruction_files`: the AGENTS.md / CLAUDE.md files in
         the system prompt, said once at the first task. `catalogue`: the models' limits,
-        prices and request rules (with the config's `[models]`)."""
+        prices and request rules (with the config's `[models]`). `hooks`: the session's."""
         self._model = model
         self._tools = tuple(tools)
         self._tool_context = tool_context
@@ -115,6 +118,7 @@ class ConversationManager:
         self._settings = settings
         self._instruction_files = tuple(instruction_files)
         self._catalogue = catalogue
+        self._hooks = hooks
         decision = self.repo_decision()
         self._task_paths = TaskPaths(decision.workspace, decision.repo)
         """What each task's own calls changed (`agentcli.attribution`)."""
@@ -173,6 +177,10 @@ class ConversationManager:
     @property
     def loop_settings(self) -> LoopSettings:
         return self._loop_settings
+
+    @property
+    def hooks(self) -> SessionHooks:
+        return self._hooks
 
     # -- what may change while it lives ----------------------------------------------------
     def use_model(self, model: ModelClient) -> ModelClient:
@@ -271,7 +279,10 @@ class ConversationManager:
         return answer.answer is not Answer.NO
 
     def new_loop(
-        self, observers: Sequence[TurnObserver] = (), task_id: str | None = None
+        self,
+        observers: Sequence[TurnObserver] = (),
+        task_id: str | None = None,
+        hooks: TaskHooks | None = None,
     ) -> QueryLoop:
         """A QueryLoop for one task, with its own runtime, counters and deadline; with the
         task's id, its calls that may change something wait for its undo checkpoint."""
@@ -283,6 +294,7 @@ class ConversationManager:
             journal=self._journal,
             events=self._events,
             before_change=self._before_change(task_id),
+            hooks=hooks,
         )
         loop: QueryLoop
         model = RetryingModel(self._model, self._retry_policy, deadline=lambda: loop.deadline)
@@ -327,20 +339,27 @@ class ConversationManager:
         expanded = await expand(prompt, self._tool_context, self._policy)
         for notice in expanded.notices:
             self._events(Notice(level="warning", message=notice))
+        hooks = self._hooks.for_task()
+        submitted = await hooks.prompt_submitted(prompt)
+        if (block := submitted.block) is not None:
+            result = prompt_blocked(self._session_id, task_id, self._model.model, block, started)
+            self._journal.task_finished(result)
+            return result
         # The start snapshot (a git tree write, or a hash of every file) is taken while the first
         # request is on its way instead of delaying it; nothing can change the workspace before
         # the first response, and the loop gets that response only once the snapshot is done.
         start_task = asyncio.create_task(self._snapshot())
         guard = ConvergenceGuard(artifact_version=self._version_or_none, settings=self._convergence)
-        loop = self.new_loop(observers=[guard], task_id=task_id)
+        loop = self.new_loop(observers=[guard, hooks], task_id=task_id, hooks=hooks)
         loop.model = _AfterPending(loop.model, start_task)
-        request = Message.user(f"{context}\n\n{expanded.text}" if context else expanded.text)
+        typed = f"{context}\n\n{expanded.text}" if context else expanded.text
+        request = prompt_message(typed, submitted.context)
         self._journal.message_appended(request)
         try:
             outcome = await loop.run([*self._messages, request])
         finally:
             start_snapshot = await self._finishing(loop, asyncio.shield(start_task))
-        verified = await self._verify(loop, outcome)
+        verified = await self._verify(loop, outcome, hooks)
         outcome, end_snapshot = verified.outcome, verified.end_snapshot
         self._messages = outcome.messages
         if end_snapshot is None:
@@ -354,6 +373,7 @@ class ConversationManager:
             duration_s=time.monotonic() - started,
             retries=self._acceptance.retries if self._acceptance.commands else None,
         )
+        result.hook_blocks = [block.to_json() for block in hooks.blocks]
         if end_snapshot is not None:
             result.artifact_version = end_snapshot.version
             if start_snapshot is not None:
@@ -368,11 +388,16 @@ class ConversationManager:
         self._journal.task_finished(result)
         return result
 
-    async def _verify(self, loop: QueryLoop, outcome: LoopOutcome) -> Verified:
-        """Check what the model ended with; send failing evidence back for another round while
-        rounds remain. A round in which the model changed nothing reuses the evidence (bound to
-        the same artifact version) instead of running the same checks again, and says so."""
-        verified = Verified(outcome=outcome)
+    async def _verify(self, loop: QueryLoop, outcome: LoopOutcome, hooks: TaskHooks) -> Verified:
+        """Check what the model ended with, once the Stop hooks let it end; send failing
+        evidence back for another round while rounds remain. A round in which the model changed
+        nothing reuses the evidence (bound to the same artifact version) instead of running the
+        same checks again, and says so."""
+
+        async def settled(ended: LoopOutcome) -> LoopOutcome:
+            return await settle(loop, ended, hooks, self._journal, self._events, self._finishing)
+
+        verified = Verified(outcome=await settled(outcome))
         report: AcceptanceReport | None = None
         while verified.outcome.reason is TerminalReason.COMPLETED and self._acceptance.commands:
             unchanged = report is not None and await self._unchanged_since(report)
@@ -402,7 +427,7 @@ class ConversationManager:
             )
             feedback = Message.user(text)
             self._journal.message_appended(feedback)
-            verified.outcome = await loop.run([*verified.outcome.messages, feedback])
+            verified.outcome = await settled(await loop.run([*verified.outcome.messages, feedback]))
         return verified
 
     async def _unchanged_since(self, report: AcceptanceReport) -> bool:

@@ -176,6 +176,35 @@ class RepairRound(Event):
     """The workspace had not changed since these checks last ran: their evidence was reused."""
 
 
+@dataclass(frozen=True, slots=True)
+class HookStarted(Event):
+    """A hook (`agentcli.hooks`) started for an event."""
+
+    type: ClassVar[str] = "hook_started"
+    event: str
+    source: str
+    """Where it is configured: `user`, `project` or `local`."""
+    command: str
+    tool_use_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class HookFinished(Event):
+    """A hook ended: how, and what it decided (`allow`, `ask`, `deny`, `block`, `stop`, or
+    None). `blocked`: it blocked or stopped something (text progress prints a line for it)."""
+
+    type: ClassVar[str] = "hook_finished"
+    event: str
+    source: str
+    command: str
+    tool_use_id: str | None
+    exit_code: int | None
+    duration_s: float
+    decision: str | None
+    blocked: bool
+    reason: str
+
+
 EventSink = Callable[[Event], None]
 
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from agentcli.catalogue import CATALOGUE, DEFAULT_MODEL, Catalogue, Effort, ThinkingMode
 from agentcli.errors import ConfigError
+from agentcli.hook_entry import MatcherGroup
 from agentcli.mcp_entry import ServerEntry, check_server_name
 from agentcli.provider import Provider
 from agentcli.vocabulary import PermissionMode
@@ -169,6 +170,43 @@ class ContextSection(BaseModel):
     """Tool rounds whose results are always sent in full."""
 
 
+Hooks = Annotated[list[MatcherGroup], ACCUMULATES]
+# No `Untrusted` mark: hooks start programs. A repository's own hooks also need the user's
+# approval of their exact set (`agentcli.hooks.approval`), and run sandboxed.
+
+
+class HooksSection(BaseModel):
+    """`[[hooks.EVENT]]` tables: commands agentcli runs at each event (`agentcli.hooks`), in
+    Claude Code's shape; every level's groups add up (an identical handler runs once)."""
+
+    model_config = _STRICT
+
+    SessionStart: Hooks = []
+    """When a session starts (matcher: `startup`, `resume`, `clear`, `compact`)."""
+    UserPromptSubmit: Hooks = []
+    """Before a prompt goes to the model; may block it, or add context."""
+    PreToolUse: Hooks = []
+    """Before a tool call (matcher: the tool's name); may allow, ask, deny or change it."""
+    PostToolUse: Hooks = []
+    """After a tool call succeeded; may tell the model something."""
+    PostToolUseFailure: Hooks = []
+    """After a tool call failed."""
+    Notification: Hooks = []
+    """When a permission question is waiting for you (matcher: `permission_prompt`)."""
+    Stop: Hooks = []
+    """When the model ends its turn, before the acceptance checks; may send it back to work."""
+    PreCompact: Hooks = []
+    """Before the history is compacted (matcher: `manual`, `auto`); may block it."""
+    SessionEnd: Hooks = []
+    """When a session ends (matcher: `clear`, `resume`, `prompt_input_exit`, `other`)."""
+
+    def groups(self) -> list[tuple[str, MatcherGroup]]:
+        """Every (event, matcher group), in the order of the events."""
+        return [
+            (event, group) for event in type(self).model_fields for group in getattr(self, event)
+        ]
+
+
 class Transport(enum.StrEnum):
     """How requests reach the Anthropic API (`model.http` or `model.anthropic`)."""
 
@@ -291,6 +329,9 @@ class Provenance:
     """The workspace's in-repo files were taken whole (the user trusts the workspace)."""
     ignored: dict[Path, list[str]] = field(default_factory=dict)
     """Per in-repo file of an untrusted workspace, the settings dropped, as `key = value`."""
+    withheld: dict[Path, dict[str, Any]] = field(default_factory=dict)
+    """The same settings as written (dotted key → value, unchecked): to name what did not
+    apply (e.g. the hooks an untrusted repository holds)."""
 
 
 class Settings(BaseModel):
@@ -318,6 +359,7 @@ class Settings(BaseModel):
     """`[models."ID"]` tables: models added to the catalogue, or changes to the ones it has."""
     mcp_servers: Annotated[dict[str, ServerEntry], BY_NAME] = {}
     """`[mcp_servers.NAME]` tables: MCP servers whose tools the model gets (`agentcli.mcp`)."""
+    hooks: HooksSection = HooksSection()
     # No `Untrusted` mark on these two: a repository's own config must not send your key, or
     # your code, to a server of its choosing.
     provider: Annotated[Provider, Field(strict=False), Env("AGENTCLI_PROVIDER")] = (
@@ -391,6 +433,29 @@ class Settings(BaseModel):
         """The `kind` rules given on the command line (what a session records of them)."""
         found = self._provenance.contributions.get(f"permissions.{kind}", [])
         return [rule for origin, rules in found if origin.path is None for rule in rules]
+
+    def hook_levels(self) -> list[tuple[Origin, str, list[MatcherGroup]]]:
+        """The hooks each config level added, as (where from, event, its groups), lowest
+        precedence first; settings made without files have them under "settings"."""
+        found: list[tuple[Origin, str, list[MatcherGroup]]] = []
+        for event in HooksSection.model_fields:
+            levels = self._provenance.contributions.get(f"hooks.{event}")
+            if levels is None:
+                given: list[MatcherGroup] = getattr(self.hooks, event)
+                levels = [(Origin("settings"), given)] if given else []
+            for origin, groups in levels:
+                found.append((origin, event, [MatcherGroup.model_validate(g) for g in groups]))
+        return found
+
+    def withheld_hooks(self) -> list[tuple[Path, str, object]]:
+        """The hooks an untrusted workspace's own files hold and that were left out, as
+        written: (file, event, its groups, unchecked)."""
+        return [
+            (path, key.removeprefix("hooks."), value)
+            for path, keys in self._provenance.withheld.items()
+            for key, value in keys.items()
+            if key.startswith("hooks.")
+        ]
 
 
 ALIASES = {"allow": "permissions.allow", "ask": "permissions.ask", "deny": "permissions.deny"}

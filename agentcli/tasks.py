@@ -125,6 +125,8 @@ class TaskResult:
     changed_files: list[str] = field(default_factory=list)
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     permission_denials: list[dict[str, Any]] = field(default_factory=list)
+    hook_blocks: list[dict[str, Any]] = field(default_factory=list)
+    """What the task's hooks blocked or stopped, with the hook that did it."""
     error: str | None = None
     model: str | None = None
     stop_reason: str | None = None
@@ -181,6 +183,7 @@ class TaskResult:
             "changed_files": self.changed_files,
             "tool_calls": self.tool_calls,
             "permission_denials": self.permission_denials,
+            "hook_blocks": self.hook_blocks,
             "commit": None
             if self.commit is None or self.commit.sha is None
             else {"sha": self.commit.sha, "branch": self.commit.branch},

@@ -23,6 +23,8 @@ class TerminalReason(enum.StrEnum):
     REFUSED = "refused"
     CONTEXT_EXHAUSTED = "context_exhausted"
     NO_PROGRESS = "no_progress"
+    HOOK_STOPPED = "hook_stopped"
+    """A hook ended the task: it blocked the prompt, or said `continue: false` (exit 1)."""
     # Endings of a run the loop never reached or could not finish (`agentcli run` reports them
     # in the same result object): the error subtypes of README's "Output".
     USAGE_ERROR = "usage_error"

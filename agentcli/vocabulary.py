@@ -55,3 +55,6 @@ class Verdict:
     """The narrowest `--allow` rule that would have allowed this call."""
     confinement: Confinement | None = None
     """How a shell command runs if allowed (or approved): its sandbox profile."""
+    firm: bool = False
+    """An ask that no allow rule (and no hook's allow) can turn into an allow: only a person
+    answers it (an ask rule, a destructive command, a protected path, running unconfined)."""

@@ -155,6 +155,53 @@ def test_without_a_terminal_no_command_is_a_run(
     ]
 
 
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["-q", "--output-format", "json", "--max-turns", "3"],
+            SessionOptions(task=None, quiet=True, output_format="json", max_turns=3),
+        ),
+        (["--max-cost", "1.5", "fix it"], SessionOptions(task="fix it", max_cost=1.5)),
+        (
+            ["--timeout", "60", "--accept-retries", "1", "--max-tokens", "9"],
+            SessionOptions(task=None, timeout=60.0, accept_retries=1, max_tokens=9),
+        ),
+    ],
+    ids=["output options", "task and a limit", "other limits"],
+)
+def test_without_a_terminal_the_bare_command_takes_run_s_options(
+    args: list[str],
+    expected: SessionOptions,
+    calls: list[tuple[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`echo task | agentcli -q` is `agentcli run -q` (it was refused: no such option)."""
+    monkeypatch.setattr("sys.stdin", Terminal(tty=False))
+    assert run_app(args) == 0
+    assert calls == [("run", expected)]
+
+
+def test_in_a_terminal_the_limits_apply_to_the_repl_and_output_options_are_refused(
+    calls: list[tuple[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr("sys.stdin", Terminal(tty=True))
+    assert run_app(["--max-turns", "5"]) == 0
+    assert calls == [("repl", ((SessionOptions(max_turns=5),), {"first_task": None}))]
+    assert run_app(["-q"]) == 2
+    assert "-q and --output-format are for a run without a terminal" in capsys.readouterr().err
+
+
+def test_limits_before_a_command_are_refused_like_the_other_repl_options(
+    calls: list[tuple[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_app(["--max-turns", "5", "doctor"]) == 2
+    assert "options before 'doctor' are for the REPL" in capsys.readouterr().err
+    assert calls == []
+
+
 @pytest.mark.parametrize(("word", "command"), [("doctr", "doctor"), ("sesions", "sessions")])
 def test_a_word_close_to_a_command_is_a_typo_not_a_task(
     word: str, command: str, calls: list[tuple[str, Any]], capsys: pytest.CaptureFixture[str]
@@ -314,3 +361,11 @@ def test_a_non_finite_number_is_a_usage_error_naming_the_option(option: str, val
     with pytest.raises(UsageError) as caught:
         SessionOptions(task="t", **{option: float(value)}).budget()
     assert caught.value.message.startswith(f"{flag} must be a finite number")
+
+
+@pytest.mark.parametrize("command", ["show", "export"])
+def test_a_required_argument_reads_as_its_name_in_the_usage_line(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_app(["sessions", command, "--help"]) == 0
+    assert f"Usage: agentcli sessions {command} [OPTIONS] ID\n" in capsys.readouterr().out

@@ -127,6 +127,29 @@ def test_a_missing_api_key_is_a_configuration_error(workspace: Path, output_form
     assert "export ANTHROPIC_API_KEY" in result["error"]  # the hint says how to fix it
 
 
+@pytest.mark.parametrize("git", [True, False], ids=["git", "plain"])
+def test_a_run_that_cannot_start_leaves_nothing_behind(
+    workspace: Path, tmp_path: Path, git: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No key: no `.agentcli/` in the repository, no journal, no private snapshot repository
+    and no sandbox probe in the data dir (they were all made before the key was looked for)."""
+    import subprocess as sp
+
+    from tests.inprocess import run_in_process
+
+    if git:
+        sp.run(["git", "init", "-q"], cwd=workspace, check=True)
+    (workspace / "a.txt").write_text("x\n")
+    before = sorted(p.name for p in workspace.iterdir())
+    home = tmp_path / "fresh-home"
+    done = run_in_process(
+        "run", "hi", cwd=workspace, env={"ANTHROPIC_API_KEY": None, "AGENTCLI_HOME": str(home)}
+    )
+    assert done.returncode == 2
+    assert sorted(p.name for p in workspace.iterdir()) == before
+    assert not home.exists() or list(home.iterdir()) == []
+
+
 def test_a_config_file_that_is_not_utf8_is_a_configuration_error(
     workspace: Path, tmp_path: Path
 ) -> None:
@@ -481,7 +504,7 @@ def test_a_failure_after_the_session_exists_names_it(
     def scripted(options: Any, events: Any, **kwargs: Any) -> LiveSession:
         return real(options, events, model_factory=lambda _name: ScriptedModel([]))
 
-    async def broken(self: ConversationManager, prompt: str) -> Any:
+    async def broken(self: ConversationManager, prompt: str, **_kwargs: Any) -> Any:
         raise RuntimeError("lost the plot")
 
     monkeypatch.setattr(agentcli.ui.run, "open_run_session", scripted)

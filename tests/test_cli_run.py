@@ -65,6 +65,7 @@ RESULT_KEYS = {
     "changed_files",
     "tool_calls",
     "permission_denials",
+    "hook_blocks",
     "commit",
     "commit_skipped",
     "error",

@@ -61,6 +61,7 @@ def result(**changes: object) -> TaskResult:
         "usage": Usage(),
         "cost_usd": 0.0,
         "tool_calls": [{"id": "c", "name": "read_file", "input": {}, "status": "succeeded"}],
+        "stop_reason": "end_turn",
     }
     return TaskResult(**{**base, **changes})  # type: ignore[arg-type]
 
@@ -104,7 +105,10 @@ def test_narration_of_a_task_that_did_not_end_is_not_printed_as_the_answer(
     reason: TerminalReason, capsys: pytest.CaptureFixture[str]
 ) -> None:
     state = TaskState.ABORTED if reason is TerminalReason.ABORTED else TaskState.BUDGET_EXHAUSTED
-    print_result(result(state=state, reason=reason, final_text="Running a slow command."), "text")
+    stopped = result(
+        state=state, reason=reason, final_text="Running a slow command.", stop_reason="tool_use"
+    )
+    print_result(stopped, "text")
     out, err = capsys.readouterr()
     assert out == ""  # `agentcli run … > answer.txt` gets no narration for an answer
     assert err.rstrip().splitlines()[-1].startswith(f"agentcli: task {state.value}: ")

@@ -4,6 +4,7 @@ untrusted workspace's files may set comes from the marks on the model."""
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -246,6 +247,21 @@ UNTRUSTED_TABLE: list[tuple[str, Any, bool]] = [
     # A repository must not send your key, or your code, to a server of its choosing.
     ("provider", "openai", False),
     ("base_url", "https://models.example/v1", False),
+    # Hooks start programs: a repository's need the user's trust and approval (agentcli.hooks).
+    *(
+        (f"hooks.{event}", [{"hooks": [{"type": "command", "command": "touch pwned"}]}], False)
+        for event in (
+            "SessionStart",
+            "UserPromptSubmit",
+            "PreToolUse",
+            "PostToolUse",
+            "PostToolUseFailure",
+            "Notification",
+            "Stop",
+            "PreCompact",
+            "SessionEnd",
+        )
+    ),
 ]
 
 
@@ -262,8 +278,23 @@ def _toml(key: str, value: Any) -> str:
             for name, table in value.items()
         )
     *section, name = key.split(".")
+    if isinstance(value, list) and value and isinstance(value[0], dict):  # an array of tables
+        return "".join(f"[[{key}]]\n" + _toml_table(table) for table in value)
     literal = repr(value).lower() if isinstance(value, bool) else repr(value).replace("'", '"')
     return (f"[{section[0]}]\n" if section else "") + f"{name} = {literal}\n"
+
+
+def _toml_table(table: dict[str, Any]) -> str:
+    """`key = value` lines of one table (lists of tables inline)."""
+
+    def inline(value: Any) -> str:
+        if isinstance(value, dict):
+            return "{ " + ", ".join(f"{k} = {inline(v)}" for k, v in value.items()) + " }"
+        if isinstance(value, list):
+            return "[" + ", ".join(inline(v) for v in value) + "]"
+        return json.dumps(value)
+
+    return "".join(f"{k} = {inline(v)}\n" for k, v in table.items())
 
 
 @pytest.mark.parametrize(("key", "value", "allowed"), UNTRUSTED_TABLE)

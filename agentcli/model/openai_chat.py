@@ -51,6 +51,9 @@ class OpenAIChatModel:
         self._model = model
         self._endpoint = endpoint
         self._said_no_usage = False
+        self._reached = False
+        """The server has answered a request of this client: from then on a failed connection
+        is worth retrying (it was there); before, it is most likely the wrong address."""
         headers = {"accept": "text/event-stream", "user-agent": f"agentcli/{__version__}"}
         if endpoint.api_key is not None:
             headers["authorization"] = f"Bearer {endpoint.api_key}"
@@ -100,7 +103,7 @@ class OpenAIChatModel:
                     "POST", url, content=encode_request(body), headers=JSON_CONTENT
                 ) as response,
             ):
-                answered = True
+                answered = self._reached = True
                 if response.status_code >= 400:
                     raise _status_error(response.status_code, await response.aread(), response)
                 if "json" in response.headers.get("content-type", ""):
@@ -114,6 +117,12 @@ class OpenAIChatModel:
         except httpx2.TimeoutException as exc:
             raise RetryableModelError(f"the request to {url} timed out") from exc
         except httpx2.ConnectError as exc:
+            if not self._reached:  # no server there (yet): retrying for half a minute won't help
+                raise ModelError(
+                    f"could not connect to the model server at {url}: {exc or type(exc).__name__}"
+                    " (is OPENAI_BASE_URL, or `base_url` in the config, its address, and is it "
+                    "running?)"
+                ) from exc
             raise RetryableModelError(f"could not connect to {url}: {exc}") from exc
         except httpx2.HTTPError as exc:
             # The connection broke while the body was streaming: an incomplete response.

@@ -1,4 +1,5 @@
-"""Saving "always" answers: append a rule to the `allow` list of `.agentcli/config.local.toml`.
+"""Saving "always" answers: append a rule to the `allow` list of `.agentcli/config.local.toml`
+(a personal file: the repository is told to ignore it, `keep_out_of_git`).
 
 The file is edited with tomlkit, which keeps the user's comments and layout; the result is
 parsed again before it replaces the file. Concurrent agentcli sessions serialize on a lock of
@@ -18,8 +19,10 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from agentcli.errors import UsageError
+from agentcli.owngit.discover import locate
 from agentcli.private import private_dir
 from agentcli.safe_read import MAX_CONFIG_BYTES, Inside, Unreadable, read_bytes
+from agentcli.safe_write import pinned_parent, replace_file
 
 
 def append_allow_rule(path: Path, rule: str) -> bool:
@@ -102,3 +105,35 @@ def _replace(path: Path, text: str) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+def keep_out_of_git(path: Path) -> bool:
+    """Make `path` (a personal file agentcli wrote in the workspace, as
+    `.agentcli/config.local.toml`) ignored by the repository that holds it: its line goes to
+    the repository's own `info/exclude` (personal, never committed, unlike a `.gitignore`), so
+    `git status` never offers it for a commit. True when the line was added; nothing happens
+    outside git or when the line is there already. Written as agentcli writes every file it
+    did not create (`safe_write`: no link in the way is followed)."""
+    found = locate(path.parent)
+    if found is None:
+        return False
+    try:
+        line = "/" + path.resolve().relative_to(found.directory).as_posix()
+    except ValueError:
+        return False
+    info = found.common_dir / "info"
+    exclude = info / "exclude"
+    current = ""
+    if os.path.lexists(exclude):
+        try:
+            data = read_bytes(exclude, inside=Inside.of(found.common_dir), limit=MAX_CONFIG_BYTES)
+        except Unreadable:
+            return False  # not a file we would write over
+        current = data.decode("utf-8", "replace")
+    if line in current.splitlines():
+        return False
+    comment = "# agentcli: personal settings, never committed\n"
+    updated = current + ("" if not current or current.endswith("\n") else "\n") + comment + line
+    with pinned_parent(exclude, [found.common_dir]) as directory:
+        replace_file(directory, exclude.name, (updated + "\n").encode())
+    return True

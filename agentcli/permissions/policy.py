@@ -46,10 +46,10 @@ from agentcli.permissions.commands import (
     searched_dirs,
 )
 from agentcli.permissions.confine import escalated
-from agentcli.permissions.persist import append_allow_rule
-from agentcli.permissions.protected import is_protected_path, protected_write_reason
+from agentcli.permissions.persist import append_allow_rule, keep_out_of_git
+from agentcli.permissions.protected import is_one_of, is_protected_path, protected_write_reason
 from agentcli.permissions.readonly import is_read_only_part
-from agentcli.permissions.rules import PATH_CLASSES, Rule, RuleKind, RuleSet, RulesView, parse_rule
+from agentcli.permissions.rules import PATH_CLASSES, Rule, RuleKind, RuleSet, RulesView
 from agentcli.permissions.screen import SearchScreen
 from agentcli.permissions.shell import ParsedCommand, SimpleCommand, parse_command
 from agentcli.permissions.suggest import command_rule, path_rule
@@ -79,6 +79,9 @@ class RulePolicy:
     kept for untrusted workspaces): writes to them always ask, like writes to `.git/`."""
     workspace: Path | None = None
     """Built-in read-only commands run without asking only while they read inside it."""
+    hook_scripts: tuple[Path, ...] = ()
+    """The workspace files hooks run (`agentcli.hooks`): writes to them always ask, as a
+    hook may run them as the user's program."""
     notices: list[str] = field(default_factory=list)
     """Things the user should hear about (printed by the UI)."""
     _groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -94,20 +97,32 @@ class RulePolicy:
         for text in self._groups.get(rule, (rule,)):
             if any(existing.text == text for existing in self.rules.allow):
                 continue
-            self.rules.allow.append(parse_rule(text, "session"))
-            if self.persist_to is None:
-                continue
-            try:
-                append_allow_rule(self.persist_to, text)
-            except (OSError, UsageError) as exc:
-                why = exc.message if isinstance(exc, UsageError) else str(exc)
-                self.notices.append(f"{text} is allowed for this session only: {why}")
+            source = "session"
+            if self.persist_to is not None:
+                try:
+                    append_allow_rule(self.persist_to, text)
+                    source = str(self.persist_to)
+                except (OSError, UsageError) as exc:
+                    why = exc.message if isinstance(exc, UsageError) else str(exc)
+                    self.notices.append(f"{text} is allowed for this session only: {why}")
+                else:
+                    self._keep_personal(self.persist_to)
+            self.rules.add(RuleKind.ALLOW, [text], source, granted=True)
+
+    def _keep_personal(self, path: Path) -> None:
+        """A rules file in the workspace is the user's own: the repository ignores it."""
+        if self.workspace is None or not path.is_relative_to(self.workspace):
+            return  # kept in agentcli's data dir: no repository's business
+        try:
+            keep_out_of_git(path)
+        except OSError as exc:
+            self.notices.append(f"{path} could not be added to git's ignored files: {exc}")
 
     def rules_view(self) -> RulesView:
         return self.rules.view()
 
     def add_rule(self, kind: RuleKind, text: str, source: str = "session") -> None:
-        self.rules.add(kind, [text], source)
+        self.rules.add(kind, [text], source, granted=True)
 
     def take_notices(self) -> list[str]:
         taken, self.notices = self.notices, []
@@ -137,14 +152,21 @@ class RulePolicy:
         if self.mode is PermissionMode.YOLO:
             return _allow("yolo mode")
         suggestion = path_rule(rule_class, subject) if rule_class in PATH_CLASSES else rule_class
+        if rule_class == "write" and is_one_of(subject, self.hook_scripts, self.workspace):
+            return Verdict(
+                Decision.ASK,
+                f"{subject} is a script a hook runs: writes to it always ask; {YOLO_HINT}",
+                firm=True,
+            )
         if rule_class == "write" and is_protected_path(subject, self.agentcli_dirs, self.workspace):
             return Verdict(
                 Decision.ASK,
                 f"writes to .git/ and agentcli's own config and data always ask; {YOLO_HINT}",
+                firm=True,
             )
         asked = self.rules.first(RuleKind.ASK, rule_class, subject)
         if asked:
-            return Verdict(Decision.ASK, f"the rule {asked.text} asks", suggestion)
+            return Verdict(Decision.ASK, f"the rule {asked.text} asks", suggestion, firm=True)
         allowed = self.rules.first(RuleKind.ALLOW, rule_class, subject)
         if allowed:
             return _allow(f"allowed by the rule {allowed.text}")
@@ -177,6 +199,7 @@ class RulePolicy:
                 Decision.ASK,
                 "it asks to run OUTSIDE the sandbox, unconfined; only a person may allow that",
                 confinement=UNCONFINED,
+                firm=True,
             )
         verdict = self._decide_sandboxed(parsed, everything)
         if verdict.decision is Decision.DENY or self.sandbox_available:
@@ -190,7 +213,7 @@ class RulePolicy:
         for part in everything:
             why = self._searches_denied(part, denied_reads)
             if why:
-                return _ask(f"{why}; {YOLO_HINT}", approved)
+                return _ask(f"{why}; {YOLO_HINT}", approved, firm=True)
         if self.mode is PermissionMode.READ_ONLY:
             return self._read_only_shell(parsed, everything)
         if not parsed.ok and denied_reads:
@@ -199,20 +222,22 @@ class RulePolicy:
                 f"{parsed.error}, so what it reads cannot be checked against the rule "
                 f"{denied_reads[0].text} (the grep and file tools apply it); {YOLO_HINT}",
                 approved,
+                firm=True,
             )
         for part in everything:
             why = destructive_reason(part) or protected_write_reason(
-                part, self.agentcli_dirs, self.workspace
+                part, (*self.agentcli_dirs, *self.hook_scripts), self.workspace
             )
             if why:
                 return _ask(
                     f"{why}: destructive commands and writes to protected paths always ask; "
                     + YOLO_HINT,
                     approved,
+                    firm=True,
                 )
         asked = self._ask_rule(everything)
         if asked:
-            return _ask(f"the rule {asked} asks", approved)
+            return _ask(f"the rule {asked} asks", approved, firm=True)
         everything_allowed = self.rules.allows_everything("shell")
         if everything_allowed:
             return _allow(f"allowed by the rule {everything_allowed.text}", approved)
@@ -230,6 +255,7 @@ class RulePolicy:
             Decision.ASK,
             f"{verdict.reason}; {why} (only yolo mode runs commands unconfined without asking)",
             confinement=UNCONFINED,
+            firm=True,
         )
 
     def _shell_denial(self, command: str, everything: list[SimpleCommand]) -> Verdict | None:
@@ -247,10 +273,10 @@ class RulePolicy:
 
     def _read_only_shell(self, parsed: ParsedCommand, everything: list[SimpleCommand]) -> Verdict:
         if not all(self._reads_in_scope(p) for p in parsed.parts):
-            return _ask(OUT_OF_SCOPE, READ_ONLY)
+            return _ask(OUT_OF_SCOPE, READ_ONLY, firm=True)
         asked = self._ask_rule(everything)
         if asked:
-            return _ask(f"the rule {asked} asks", READ_ONLY)
+            return _ask(f"the rule {asked} asks", READ_ONLY, firm=True)
         return _allow("a built-in read-only command (read-only sandbox)", READ_ONLY)
 
     def _ask_rule(self, commands: list[SimpleCommand]) -> str | None:
@@ -351,8 +377,9 @@ def _allow(reason: str, confinement: Confinement | None = None) -> Verdict:
     return Verdict(Decision.ALLOW, reason, confinement=confinement)
 
 
-def _ask(reason: str, confinement: Confinement) -> Verdict:
-    return Verdict(Decision.ASK, reason, confinement=confinement)
+def _ask(reason: str, confinement: Confinement, *, firm: bool = False) -> Verdict:
+    """`firm`: no allow rule (or hook) could allow it: only a person answers."""
+    return Verdict(Decision.ASK, reason, confinement=confinement, firm=firm)
 
 
 def _built_in_read_only(parsed: ParsedCommand) -> bool:

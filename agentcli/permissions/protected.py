@@ -1,8 +1,9 @@
 """Protected paths: `.git/`, `.agentcli/` and agentcli's own config and data directories (the
-user config, the trust store, kept "always" answers), and the shell commands that may write
-there: a redirection into one, a program given one as an argument (or, for agentcli's own
-directories, spelling one out anywhere in an argument, as a `python -c` program may), `git
-config`, or `agentcli trust` (a repository must not be able to trust itself).
+user config, the trust store, kept "always" answers), the scripts hooks run, and the shell
+commands that may write there: a redirection into one, a program given one as an argument (or,
+for agentcli's own directories and the hook scripts, spelling one out anywhere in an argument,
+as a `python -c` program may), `git config`, or `agentcli trust` and `agentcli hooks approve`
+(a repository must not be able to trust itself, or approve its own hooks).
 
 A path is resolved as the shell would (`~`, `$VARS`, symbolic links, relative to the command's
 working directory) before it is compared. The policy (`policy.RulePolicy`) always asks before
@@ -40,6 +41,12 @@ def is_protected_path(
     return False
 
 
+def is_one_of(path: str, files: Sequence[Path], cwd: Path | None = None) -> bool:
+    """Does `path` (resolved as the shell would, from `cwd`) name one of `files` (e.g. the
+    scripts hooks run)?"""
+    return bool(files) and _inside(_resolved(path, cwd), files)
+
+
 def _resolved(word: str, cwd: Path | None) -> str:
     # os.path, not Path: Path.expanduser raises on an unknown `~user`, which is just a word.
     expanded = os.path.expandvars(os.path.expanduser(word))  # noqa: PTH111
@@ -71,8 +78,9 @@ def _mentions(word: str, directories: Sequence[Path]) -> bool:
 
 
 def runs_agentcli_trust(part: SimpleCommand) -> bool:
-    """Does this command run `agentcli trust` (however agentcli is spelled: a path to the
-    binary, `python -m agentcli`, `uv run agentcli`) or call the trust store's code?"""
+    """Does this command run `agentcli trust` or `agentcli hooks approve` (however agentcli
+    is spelled: a path to the binary, `python -m agentcli`, `uv run agentcli`) or call the
+    trust store's code?"""
     words = part.argv
     for index, word in enumerate(words):
         if "agentcli.trust" in word or "set_trusted" in word:
@@ -81,7 +89,8 @@ def runs_agentcli_trust(part: SimpleCommand) -> bool:
         if word.startswith("-magentcli"):
             module = word[2:]
         if Path(word).name == "agentcli" or module.split(".")[0] == "agentcli":
-            return "trust" in words[index + 1 :]
+            rest = words[index + 1 :]
+            return "trust" in rest or ("hooks" in rest and "approve" in rest)
     return False
 
 
@@ -96,7 +105,7 @@ def protected_write_reason(
     if not part.argv or is_read_only_part(part):
         return None
     if runs_agentcli_trust(part):
-        return "agentcli trust (only the user decides which workspaces to trust)"
+        return "agentcli trust or hooks approve (only the user decides what to trust)"
     if Path(part.name).name == "git":
         sub, args = git_subcommand(part)
         if sub == "config" and not any(a.startswith(("--get", "--list", "-l")) for a in args):

@@ -18,7 +18,7 @@ import fnmatch
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agentcli.errors import UsageError
 from agentcli.globs import glob_to_regex
@@ -54,6 +54,9 @@ class Rule:
     pattern: str
     source: str
     """Where it came from: `--allow`, a config file path, or `session`."""
+    granted: bool = False
+    """Added while the session runs (an "always" answer, `/permissions allow`), not read from
+    the flags or config the session started with: a switch of mode carries it over."""
 
     @property
     def matches_everything(self) -> bool:
@@ -163,8 +166,10 @@ class RuleSet:
     def of(self, kind: RuleKind) -> list[Rule]:
         return {RuleKind.ALLOW: self.allow, RuleKind.ASK: self.ask, RuleKind.DENY: self.deny}[kind]
 
-    def add(self, kind: RuleKind, texts: Iterable[str], source: str) -> None:
-        self.of(kind).extend(parse_rule(text, source) for text in texts)
+    def add(
+        self, kind: RuleKind, texts: Iterable[str], source: str, *, granted: bool = False
+    ) -> None:
+        self.of(kind).extend(replace(parse_rule(text, source), granted=granted) for text in texts)
 
     def first(self, kind: RuleKind, rule_class: str, subject: str) -> Rule | None:
         return next((r for r in self.of(kind) if r.matches(rule_class, subject)), None)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentcli.confinement import CommandSandbox
+from agentcli.hook_entry import named_files
 from agentcli.paths import data_home, project_config_paths, user_config_path
 from agentcli.permissions import PermissionMode
 from agentcli.permissions.policy import RulePolicy
@@ -51,6 +52,7 @@ def build_policy(
     persist: bool = True,
     trusted: bool | None = None,
     rules: RuleSet | None = None,
+    hook_scripts: tuple[Path, ...] = (),
 ) -> RulePolicy:
     """The policy for a session. Malformed rules are a UsageError naming their source.
     "Always" answers are saved when `persist`: to `<workspace>/.agentcli/config.local.toml` if
@@ -72,7 +74,20 @@ def build_policy(
         persist_to=_always_answers_path(workspace, trusted) if persist else None,
         agentcli_dirs=(user_config_path().parent, data_home()),
         workspace=workspace,
+        hook_scripts=hook_scripts,
     )
+
+
+def hook_scripts(settings: Settings, workspace: Path) -> tuple[Path, ...]:
+    """The workspace files the configured hooks run: the model may not change them without
+    asking, and sandboxed commands may not at all."""
+    found = [
+        path
+        for _event, group in settings.hooks.groups()
+        for handler in group.hooks
+        for path in named_files(handler.command, workspace)
+    ]
+    return tuple(dict.fromkeys(found))
 
 
 def _always_answers_path(workspace: Path, trusted: bool | None) -> Path:
@@ -103,8 +118,9 @@ def build_permissions(*, settings: Settings, workspace: Path) -> SessionPermissi
     notices: list[str] = []
     sandbox: OsSandbox | None = None
     problem: str | None = None
+    scripts = hook_scripts(settings, workspace)
     if uses_sandbox(mode, settings):
-        sandbox, problem = _make_sandbox(settings, workspace)
+        sandbox, problem = _make_sandbox(settings, workspace, scripts)
     elif mode is not PermissionMode.YOLO:
         problem = "the sandbox is disabled in the config (sandbox.enabled = false)"
     if problem:
@@ -116,6 +132,7 @@ def build_permissions(*, settings: Settings, workspace: Path) -> SessionPermissi
         sandbox_available=sandbox is not None,
         sandbox_problem=problem,
         sandbox_network=sandbox is not None and not sandbox.block_network,
+        hook_scripts=scripts,
     )
     return SessionPermissions(
         policy=policy,
@@ -125,7 +142,9 @@ def build_permissions(*, settings: Settings, workspace: Path) -> SessionPermissi
     )
 
 
-def _make_sandbox(settings: Settings, workspace: Path) -> tuple[OsSandbox | None, str | None]:
+def _make_sandbox(
+    settings: Settings, workspace: Path, read_only: tuple[Path, ...] = ()
+) -> tuple[OsSandbox | None, str | None]:
     from agentcli.sandbox.runner import PYTHON_IN_WORKSPACE, OsSandbox, SandboxSettings
     from agentcli.sandbox.support import probe_support
 
@@ -142,6 +161,7 @@ def _make_sandbox(settings: Settings, workspace: Path) -> tuple[OsSandbox | None
         env_scrub=tuple(config.env_scrub),
         env_keep=tuple(config.env_keep),
         agentcli_dirs=(user_config_path().parent, data_home()),
+        read_only=read_only,
     )
     sandbox = OsSandbox(workspace=workspace, settings=sandbox_settings)
     if sandbox.python is None:

@@ -82,6 +82,8 @@ class SandboxSettings:
     env_keep: tuple[str, ...] = ()
     agentcli_dirs: tuple[Path, ...] = ()
     """agentcli's own config and data directories: hidden from every command."""
+    read_only: tuple[Path, ...] = ()
+    """More paths commands may read but never change (the scripts hooks run)."""
 
 
 def git_dirs(workspace: Path) -> tuple[Path, ...]:
@@ -111,7 +113,12 @@ class OsSandbox:
         # It must exist to be made read-only: otherwise a command could create it with rules.
         with contextlib.suppress(OSError):  # if we cannot create it, neither can a command
             config.mkdir(exist_ok=True)
-        self.protected = (*self.git, config, *_submodule_git_files(self.workspace))
+        self.protected = (
+            *self.git,
+            config,
+            *_submodule_git_files(self.workspace),
+            *(path for path in self.settings.read_only if path.exists()),
+        )
         home = Path.home()
         self.hidden = _hidden_paths(home, self.settings)
         self.readable = _readable_paths(home, self.settings)

@@ -21,6 +21,7 @@ from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
+from agentcli.hooks import HookEngine, NotifyingPrompter, SessionFacts, session_hooks
 from agentcli.instructions import load_instructions, system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.mcp.config import configured_servers
@@ -30,13 +31,14 @@ from agentcli.model.retry import RetryPolicy
 from agentcli.owngit import RepoDecision, decide
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.permissions import NonInteractivePrompter, Prompter
-from agentcli.permissions.setup import build_permissions
+from agentcli.permissions.setup import SessionPermissions, build_permissions
 from agentcli.provider import Provider
 from agentcli.session.clients import ModelFactory, provider_factory
 from agentcli.session.live import LiveSession
 from agentcli.session.openai_model import openai_notices, recorded_base_url, session_base_url
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
 from agentcli.session.options import SessionOptions
+from agentcli.session.records import messages_so_far
 from agentcli.settings import Settings
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
@@ -129,7 +131,13 @@ def open_live(
         )
 
     manager, models = build(resume=True)
-    return LiveSession(manager, options=options, models=models, renew=lambda: build(resume=False))
+    return LiveSession(
+        manager,
+        options=options,
+        models=models,
+        renew=lambda: build(resume=False),
+        start="resume" if options.resume or options.continue_ else "startup",
+    )
 
 
 def build_manager(
@@ -227,6 +235,13 @@ def _build(
         (warn or (lambda n: events(Notice(level="warning", message=n))))(notice)
     # Only for a session that will run: a refused one (busy, no API key) starts no program.
     mcp = start_servers(mcp_servers, workspace, report=problem_reporter(events, say), say=say)
+    hooks = session_hooks(
+        settings, workspace, events=events, sandbox_problem=_hooks_sandbox_problem(permissions)
+    )
+    for notice in hooks.catalog.notices():
+        say(notice)
+    if prompter is not None:  # a person is asked: Notification hooks tell them
+        prompter = NotifyingPrompter(prompter, hooks)
     manager = ConversationManager(
         session_id=session.session_id,
         messages=session.messages,
@@ -265,8 +280,37 @@ def _build(
         ),
         git=git,
         settings=settings,
+        hooks=hooks,
     )
+    _bind_hooks(hooks, manager)
     return manager, model_factory
+
+
+def _hooks_sandbox_problem(permissions: SessionPermissions) -> str | None:
+    """Why hooks that must run sandboxed cannot run in this session (None: they can)."""
+    if permissions.sandbox is not None:
+        return None
+    policy = permissions.policy
+    return policy.sandbox_problem or f"{policy.mode.value} mode runs nothing in the sandbox"
+
+
+def _bind_hooks(hooks: HookEngine, manager: ConversationManager) -> None:
+    """The hooks read the session from the manager at each event (a resume or a mode switch
+    changes its id, journal, mode and sandbox)."""
+
+    def facts() -> SessionFacts:
+        return SessionFacts(
+            session_id=manager.session_id,
+            workspace=manager.workspace,
+            data_dir=manager.tool_context.data_dir,
+            mode=manager.policy.mode.value,
+            model=manager.model.model,
+            sandbox=manager.tool_context.sandbox,
+            record=manager.journal.hook_ran,
+            transcript=lambda: messages_so_far(manager.session_id),
+        )
+
+    hooks.bind(facts)
 
 
 def open_with_model(

@@ -90,7 +90,12 @@ def make_model(name: str, transport: Transport = Transport.HTTP) -> ModelClient:
 
 def provider_factory(settings: Settings, *, resumed: bool) -> ModelFactory:
     """The client factory of the configured provider (`--provider`, `provider`): for Anthropic,
-    `make_model` over the configured transport."""
+    `make_model` over the configured transport. What the provider needs before a session can
+    start (its key, a base URL that is one, a model for an OpenAI-compatible server) is checked
+    here, first, so a run that cannot start leaves nothing behind (no journal, no snapshot, no
+    sandbox probe)."""
     if settings.provider is Provider.OPENAI:
         return openai_factory(settings, resumed=resumed)
+    require_api_key()
+    api_base_url()
     return functools.partial(make_model, transport=settings.api.transport)

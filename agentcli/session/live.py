@@ -10,13 +10,18 @@ What is added to a session (hooks, skills, subagents, compaction, batch) plugs i
 
 The options the session was opened with are kept and follow the changes (model, mode, effort,
 checks), so the session `clear` starts is the one a fresh start with those options would be.
+
+Hooks (`agentcli.hooks`): a session's SessionStart hooks (`startup`, `resume`, `clear`) run at
+`begin`, which a front end calls once the session is open, resumed or cleared (and `run_task`
+calls first, so they never miss a task); the SessionEnd hooks of a session left by `resume` or
+`clear` start at once, and of the last one at `close`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +31,8 @@ from agentcli.catalogue import Effort
 from agentcli.conversation import ConversationManager
 from agentcli.errors import GitRefusal, UsageError
 from agentcli.events import EventSink
+from agentcli.hooks import HookEngine
+from agentcli.hooks.listing import approved_lines, hook_lines
 from agentcli.messages import Message
 from agentcli.model import ModelClient
 from agentcli.owngit import RepoDecision
@@ -70,7 +77,10 @@ class LiveSession:
         options: SessionOptions,
         models: ModelFactory,
         renew: Renew | None = None,
+        start: str = "startup",
     ) -> None:
+        """`start`: how the session began, as SessionStart hooks hear it (`startup`: new;
+        `resume`: a recorded one)."""
         self._manager = manager
         self._options = options
         self._models = models
@@ -79,6 +89,11 @@ class LiveSession:
         self._closed = False
         self._last_task: tuple[str, TaskResult] | None = None
         """The prompt and result of the last task this process ran in the session."""
+        self._start: str | None = start
+        """The SessionStart still to fire (None: fired)."""
+        self._started = False
+        self._ending: list[Awaitable[None]] = []
+        """SessionEnd hooks of sessions left behind, running."""
 
     # -- what it is --------------------------------------------------------------------------
     @property
@@ -154,10 +169,36 @@ class LiveSession:
         """What the permission policy wants the user to hear since the last call."""
         return self._manager.policy.take_notices()
 
+    def hook_lines(self) -> list[str]:
+        """The session's hooks, where each comes from and whether it runs (`/hooks`)."""
+        hooks = self._manager.hooks
+        return hook_lines(hooks.catalog) if isinstance(hooks, HookEngine) else []
+
+    def approve_hooks(self) -> list[str]:
+        """Approve the repository's current set of hooks (`/hooks approve`: a person typed
+        it); they run from the next event on. What was approved, in lines."""
+        hooks = self._manager.hooks
+        if not isinstance(hooks, HookEngine):
+            return ["this session has no hooks"]
+        hooks.approve()
+        return approved_lines(hooks.catalog)
+
     # -- work --------------------------------------------------------------------------------
+    async def begin(self) -> None:
+        """Run the hooks of what changed since the last call: the SessionEnd of the sessions
+        left (waited for), then this session's SessionStart. Once per change."""
+        ending, self._ending = self._ending, []
+        for hooks in ending:
+            await hooks
+        if self._start is not None:
+            source, self._start = self._start, None
+            self._started = True
+            await self._manager.hooks.session_started(source)
+
     async def run_task(self, prompt: str, *, context: str = "") -> TaskResult:
         """Run one user request to a terminal state (never raises for task-ending conditions).
         `context` goes to the model before `prompt`; the task is recorded by `prompt` alone."""
+        await self.begin()
         self._last_task = None  # a task cancelled before its result leaves none to commit
         result = await self._manager.run_task(prompt, context=context)
         self._last_task = (prompt, result)
@@ -239,11 +280,11 @@ class LiveSession:
         keeping the rules granted during the session. Returns what the user should hear."""
         settings = self._manager.settings.model_copy(update={"permission_mode": mode})
         permissions = build_permissions(settings=settings, workspace=self.workspace)
-        granted = self.rules()
+        now = self.rules()
         for kind in RuleKind:
-            for rule in granted.of(kind):
-                if rule.source == "session":
-                    permissions.policy.add_rule(kind, rule.text, "session")
+            for rule in now.of(kind):
+                if rule.granted:
+                    permissions.policy.add_rule(kind, rule.text, rule.source)
         self._manager.use_permissions(permissions.policy, permissions.sandbox, settings)
         self._options.permission_mode = mode.value
         self.record_settings(permission_mode=mode.value)
@@ -280,6 +321,8 @@ class LiveSession:
         opened = open_session(
             resumed, workspace=self.workspace, model=resumed.model, events=events, git=self.git
         )
+        self._leave("resume")
+        self._start = "resume"
         self._manager.release()
         self._manager.continue_session(
             session_id=opened.session_id,
@@ -299,17 +342,33 @@ class LiveSession:
         self._options.resume, self._options.continue_ = None, False
         manager, models = self._renew()
         self._last_task = None
+        self._leave("clear")
+        self._start = "clear"
         self._manager.release()
         self._retired.append(self._manager.model)
         self._manager, self._models = manager, models
 
-    async def close(self) -> None:
+    def _leave(self, reason: str) -> None:
+        """This session ends (its SessionEnd hooks start now, if it started)."""
+        if self._started:
+            self._ending.append(self._manager.hooks.end_session(reason))
+            self._started = False
+
+    async def close(self, reason: str = "other") -> None:
         """Let go of the session (another process may resume it now) and close the model
-        clients' connections. Safe to call twice."""
+        clients' connections, after its SessionEnd hooks (`reason`: `other`, or
+        `prompt_input_exit` when the REPL's user left). Safe to call twice."""
         if self._closed:
             return
         self._closed = True
-        self._manager.release()
+        self._leave(reason)
+        ending, self._ending = self._ending, []
+        try:
+            for hooks in ending:
+                with contextlib.suppress(Exception):  # a hook's trouble never keeps it locked
+                    await hooks
+        finally:
+            self._manager.release()
         for model in [*self._retired, self._manager.model]:
             with contextlib.suppress(Exception):
                 await model.aclose()

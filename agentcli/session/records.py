@@ -82,6 +82,16 @@ def transcript(session_id: str) -> Transcript:
     )
 
 
+def messages_so_far(session_id: str) -> list[dict[str, Any]]:
+    """The session's messages as recorded up to now, in wire form (what a hook's transcript
+    holds)."""
+    conn = connect()
+    try:
+        return queries.message_rows(conn, session_id)
+    finally:
+        conn.close()
+
+
 def export(session_id: str) -> dict[str, Any]:
     """The whole session as one JSON-ready object."""
     recorded = transcript(session_id)

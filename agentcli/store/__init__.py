@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentcli.call_records import ToolCallRecord
+from agentcli.hook_seams import HookRun
 from agentcli.messages import Message
 from agentcli.store.ledger import MemoryLedger, OperationLedger
 from agentcli.tasks import TaskResult
@@ -52,6 +53,10 @@ class Journal(Protocol):
         totals are its own, from its first task)."""
         ...
 
+    def hook_ran(self, run: HookRun) -> None:
+        """Record one run of one hook (in the task running now, if any)."""
+        ...
+
     def release(self) -> None:
         """Stop using the session: another process may resume it from now on."""
         ...
@@ -66,6 +71,7 @@ class MemoryJournal:
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
     operations: MemoryLedger = field(default_factory=MemoryLedger)
     settings: dict[str, Any] = field(default_factory=dict)
+    hook_runs: list[HookRun] = field(default_factory=list)
     released: bool = False
 
     def call_proposed(self, record: ToolCallRecord) -> None:
@@ -101,6 +107,9 @@ class MemoryJournal:
 
     def record_settings(self, **changes: Any) -> None:
         self.settings.update(changes)
+
+    def hook_ran(self, run: HookRun) -> None:
+        self.hook_runs.append(run)
 
     def release(self) -> None:
         self.released = True

@@ -150,6 +150,29 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE tasks ADD COLUMN cost_usd REAL
         """,
     ),
+    (
+        "hook runs",
+        # One row per run of one hook (`agentcli.hooks`): what it was, how it ended, what it
+        # decided. `decision` NULL: it decided nothing.
+        """
+        CREATE TABLE hook_runs (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            task_id TEXT,
+            event TEXT NOT NULL,
+            source TEXT NOT NULL,
+            command TEXT NOT NULL,
+            exit_code INTEGER,
+            timed_out INTEGER NOT NULL DEFAULT 0,
+            duration_s REAL NOT NULL,
+            decision TEXT,
+            reason TEXT,
+            tool_use_id TEXT,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX hook_runs_by_session ON hook_runs (session_id, id)
+        """,
+    ),
 )
 
 

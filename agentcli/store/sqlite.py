@@ -25,6 +25,7 @@ from typing import Any
 
 from agentcli.call_records import ToolCallRecord
 from agentcli.fsnames import to_db
+from agentcli.hook_seams import HookRun
 from agentcli.messages import Message
 from agentcli.store import queries
 from agentcli.store.db import connect, transaction
@@ -241,3 +242,25 @@ class SqliteJournal:
                     "UPDATE sessions SET model = ? WHERE id = ?",
                     (changes["model"], self.session_id),
                 )
+
+    def hook_ran(self, run: HookRun) -> None:
+        with self._lock:
+            self.conn.execute(
+                "INSERT INTO hook_runs (session_id, task_id, event, source, command, exit_code, "
+                "timed_out, duration_s, decision, reason, tool_use_id, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.session_id,
+                    self.task_id,
+                    run.event,
+                    run.source,
+                    to_db(run.command),
+                    run.exit_code,
+                    int(run.timed_out),
+                    run.duration_s,
+                    run.decision,
+                    run.reason,
+                    run.tool_use_id,
+                    time.time(),
+                ),
+            )

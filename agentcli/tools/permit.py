@@ -1,5 +1,10 @@
-"""Whether one tool call may run: the policy's verdict and, when the policy asks, the user's
-answer through the `Prompter` (an "always" answer is remembered as a rule for the session).
+"""Whether one tool call may run: the policy's verdict, what the PreToolUse hooks decided, and,
+when that asks, the user's answer through the `Prompter` (an "always" answer is remembered as a
+rule for the session).
+
+A hook's `ask` makes an allowed call ask; its `allow` skips only a question an allow rule could
+have skipped (never a deny, an ask rule, a protected path, a destructive command or running
+unconfined: the verdict's `firm`), and the call runs confined as the policy said.
 
 The permission events are sent either way. A denial comes back with its reason (for the task's
 list of denials) and the text the model is told, which names the rule the user could add.
@@ -13,9 +18,10 @@ from typing import Any
 from agentcli.call_records import ToolCallRecord
 from agentcli.confinement import Confinement
 from agentcli.events import EventSink, PermissionAsked, PermissionDecided
+from agentcli.hook_seams import NO_OPINION, BeforeCall
 from agentcli.permissions import Answer, Decision, PermissionPolicy, PermissionRequest, Prompter
 from agentcli.tools.base import Tool
-from agentcli.vocabulary import PermissionTarget
+from agentcli.vocabulary import PermissionTarget, Verdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +44,11 @@ async def ask_permission(
     record: ToolCallRecord,
     target: PermissionTarget,
     preview: str = "",
+    hook: BeforeCall = NO_OPINION,
 ) -> Permission:
-    """Whether the call may run, and how it is confined if it does."""
-    verdict = policy.decide(tool.risk, target)
+    """Whether the call may run, and how it is confined if it does (`hook`: what the
+    PreToolUse hooks decided)."""
+    verdict = with_hook(policy.decide(tool.risk, target), hook)
     decision, reason = verdict.decision, verdict.reason
     if decision is Decision.ASK:
         events(PermissionAsked(call_id=record.call_id, name=tool.name, summary=target.summary))
@@ -78,3 +86,14 @@ async def ask_permission(
         message=f"permission denied: {reason}.{hint} Do not retry the same call; "
         "continue without it or explain what you need.",
     )
+
+
+def with_hook(verdict: Verdict, hook: BeforeCall) -> Verdict:
+    """The policy's `verdict` after the hooks' decision (see the module docstring)."""
+    by = f"the PreToolUse hook `{hook.hook}`"
+    why = f": {hook.reason}" if hook.reason else ""
+    if hook.decision is Decision.ASK and verdict.decision is Decision.ALLOW:
+        return Verdict(Decision.ASK, f"{by} asks{why}", confinement=verdict.confinement)
+    if hook.decision is Decision.ALLOW and verdict.decision is Decision.ASK and not verdict.firm:
+        return Verdict(Decision.ALLOW, f"allowed by {by}{why}", confinement=verdict.confinement)
+    return verdict

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import signal
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentcli.environment import without_own_credentials
 from agentcli.tools.output import CollectedOutput, HeadTailCollector
@@ -42,6 +44,8 @@ class CommandResult:
     """Once the command and its group were gone, something outside the group (a process that
     started its own session) still held the output open: it was not stopped, and whatever it
     writes from now on is not read."""
+    errors: CollectedOutput | None = None
+    """Its stderr, when it was asked for apart from its stdout."""
 
 
 _LIVE_GROUPS: set[int] = set()
@@ -114,7 +118,7 @@ async def stop_group(proc: asyncio.subprocess.Process) -> None:
 
 
 async def _leader_exit(
-    proc: asyncio.subprocess.Process, reader: asyncio.Task[None] | None, limit_s: float
+    proc: asyncio.subprocess.Process, reader: asyncio.Future[Any] | None, limit_s: float
 ) -> None:
     """Wait until the command's own process has exited; TimeoutError after `limit_s` seconds.
 
@@ -144,68 +148,106 @@ async def run_in_group(
     timeout_s: float,
     collector: HeadTailCollector,
     env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    stderr: HeadTailCollector | None = None,
 ) -> CommandResult:
-    """Run `argv` (with `env`, default: ours without agentcli's own credentials)."""
+    """Run `argv` (with `env`, default: ours without agentcli's own credentials). `stdin`: what
+    it reads (default: nothing, stdin closed); `stderr`: where its stderr goes when it must be
+    kept apart from its stdout (default: interleaved into `collector`)."""
     started = time.monotonic()
-    # Our own pipe, not asyncio's: a process that escaped the group (its own setsid) can hold
+    # Our own pipes, not asyncio's: a process that escaped the group (its own setsid) can hold
     # the write end for as long as it likes, and only a read end we own can be closed while
     # the event loop still runs (asyncio's would be closed at exit, after the loop).
-    read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
+    pipes = [os.pipe2(os.O_CLOEXEC) for _ in range(1 if stderr is None else 2)]
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
             env=dict(env) if env is not None else without_own_credentials(os.environ),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=write_fd,
-            stderr=asyncio.subprocess.STDOUT,
+            stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE,
+            stdout=pipes[0][1],
+            stderr=asyncio.subprocess.STDOUT if stderr is None else pipes[1][1],
             start_new_session=True,
         )
     except BaseException:
-        os.close(read_fd)
+        for read_fd, _ in pipes:
+            os.close(read_fd)
         raise
     finally:
-        os.close(write_fd)
+        for _, write_fd in pipes:
+            os.close(write_fd)
     _LIVE_GROUPS.add(proc.pid)
+    feeding = asyncio.create_task(_feed(proc, stdin)) if stdin is not None else None
+    streams = [(pipes[0][0], collector), *([(pipes[1][0], stderr)] if stderr else [])]
     try:
-        return await _supervise(proc, read_fd, collector, timeout_s, started)
+        return await _supervise(proc, streams, timeout_s, started)
     finally:
         _LIVE_GROUPS.discard(proc.pid)
+        if feeding is not None:
+            feeding.cancel()
+            await asyncio.wait([feeding])
+
+
+async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+    """Write `data` to the command's stdin and close it (a command that does not read it all
+    is no error)."""
+    if proc.stdin is None:
+        return
+    try:
+        proc.stdin.write(data)
+        await proc.stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        proc.stdin.close()
 
 
 async def _supervise(
     proc: asyncio.subprocess.Process,
-    read_fd: int,
-    collector: HeadTailCollector,
+    streams: Sequence[tuple[int, HeadTailCollector]],
     timeout_s: float,
     started: float,
 ) -> CommandResult:
-    pipe = os.fdopen(read_fd, "rb", buffering=0)
-    stream = asyncio.StreamReader()
     loop = asyncio.get_running_loop()
+    transports: list[asyncio.ReadTransport] = []
+    readers: list[asyncio.StreamReader] = []
     try:
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(stream), pipe
-        )
-    except BaseException:
-        pipe.close()
-        raise
-    try:
-        return await _collect(proc, stream, collector, timeout_s, started)
+        for read_fd, _ in streams:
+            pipe = os.fdopen(read_fd, "rb", buffering=0)
+            stream = asyncio.StreamReader()
+            try:
+                transport, _ = await loop.connect_read_pipe(
+                    functools.partial(asyncio.StreamReaderProtocol, stream), pipe
+                )
+            except BaseException:
+                pipe.close()
+                raise
+            transports.append(transport)
+            readers.append(stream)
+        collectors = [collector for _, collector in streams]
+        return await _collect(proc, readers, collectors, timeout_s, started)
     finally:
         # Closed here, while the loop runs, even when someone outside the group still holds
         # the other end.
-        transport.close()
+        for transport in transports:
+            transport.close()
+        for read_fd, _ in streams[len(transports) :]:
+            with contextlib.suppress(OSError):
+                os.close(read_fd)
 
 
 async def _collect(
     proc: asyncio.subprocess.Process,
-    stream: asyncio.StreamReader,
-    collector: HeadTailCollector,
+    streams: Sequence[asyncio.StreamReader],
+    collectors: Sequence[HeadTailCollector],
     timeout_s: float,
     started: float,
 ) -> CommandResult:
-    reader = asyncio.create_task(_pump(stream, collector))
+    pumps = [
+        asyncio.create_task(_pump(stream, collector))
+        for stream, collector in zip(streams, collectors, strict=True)
+    ]
+    reader: asyncio.Future[Any] = pumps[0] if len(pumps) == 1 else asyncio.gather(*pumps)
     timed_out = stopped_leftovers = False
     try:
         try:
@@ -219,22 +261,25 @@ async def _collect(
                 await stop_group(proc)
         await asyncio.wait([reader], timeout=EOF_WAIT_S)
     except BaseException:
-        reader.cancel()
+        for pump in pumps:
+            pump.cancel()
         await asyncio.shield(stop_group(proc))
         raise
     output_held = not reader.done()
     if output_held:
-        reader.cancel()
+        for pump in pumps:
+            pump.cancel()
         # asyncio.wait, unlike awaiting the task, never mistakes the reader's cancellation
         # for our own.
-        await asyncio.wait([reader])
+        await asyncio.wait([reader, *pumps])
     return CommandResult(
         exit_code=None if timed_out else proc.returncode,
-        output=collector.finish(),
+        output=collectors[0].finish(),
         duration_s=time.monotonic() - started,
         timed_out=timed_out,
         stopped_leftovers=stopped_leftovers,
         output_held=output_held,
+        errors=collectors[1].finish() if len(collectors) > 1 else None,
     )
 
 

@@ -24,14 +24,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentcli.call_records import CallStatus, ToolCallRecord
-from agentcli.errors import FatalToolError, ToolError, ToolErrorKind
+from agentcli.errors import FatalToolError, TaskStopError, ToolError, ToolErrorKind
 from agentcli.events import EventSink, ToolCallFinished, ToolCallProposed, ToolCallStarted
 from agentcli.fsnames import for_model
+from agentcli.hook_seams import NO_HOOKS, BeforeCall, ToolHooks
 from agentcli.messages import ToolUseBlock
 from agentcli.model import ToolSpec
 from agentcli.permissions import PermissionPolicy, Prompter
 from agentcli.store import Journal
-from agentcli.tools.base import Resources, Risk, Tool, ToolContext, ToolInput
+from agentcli.terminal_reason import TerminalReason
+from agentcli.tools.base import PermissionTarget, Resources, Risk, Tool, ToolContext, ToolInput
 from agentcli.tools.once import call_once
 from agentcli.tools.output import cap_head, new_spill_path
 from agentcli.tools.permit import ask_permission
@@ -67,6 +69,7 @@ class ToolRuntime:
         output_cap: int | None = None,
         max_parallel: int = 8,
         before_change: BeforeChange | None = None,
+        hooks: ToolHooks | None = None,
     ) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.ctx = ctx
@@ -80,6 +83,8 @@ class ToolRuntime:
         ctx.policy = policy
         self.max_parallel = max_parallel
         self.before_change = before_change
+        self.hooks = hooks or NO_HOOKS.for_task()
+        """The task's PreToolUse / PostToolUse hooks (`agentcli.hook_seams`)."""
         self.records: list[ToolCallRecord] = []
         self.denials: list[dict[str, Any]] = []
         self._specs: list[ToolSpec] | None = None
@@ -170,6 +175,23 @@ class ToolRuntime:
         except Exception as exc:
             self._refuse(record, tool, exc)
             return None
+        hook = await self.hooks.before_call(record)
+        if hook.stop is not None:
+            raise TaskStopError(TerminalReason.HOOK_STOPPED, hook.stop.describe())
+        if hook.block is not None:
+            self._finish(
+                record,
+                CallStatus.DENIED,
+                ToolErrorKind.PERMISSION_DENIED,
+                f"blocked by the PreToolUse hook `{hook.hook}`: {hook.reason}. Do not retry "
+                "the same call; continue without it or explain what you need.",
+            )
+            return None
+        if hook.updated_input is not None:
+            replaced = self._hook_input(record, tool, hook)
+            if replaced is None:
+                return None
+            args, target, resources = replaced
         permission = await ask_permission(
             self.policy,
             self.prompter,
@@ -178,6 +200,7 @@ class ToolRuntime:
             record=record,
             target=target,
             preview=self._preview(tool, args),
+            hook=hook,
         )
         if not permission.allowed:
             self.denials.append(
@@ -191,14 +214,38 @@ class ToolRuntime:
         ctx = replace(self.ctx, confinement=confinement) if confinement else self.ctx
         return _Ready(record=record, tool=tool, args=args, resources=resources, ctx=ctx)
 
-    def _refuse(self, record: ToolCallRecord, tool: Tool[Any], exc: Exception) -> None:
-        """Finish a call whose input or checks failed before permission was asked."""
+    def _hook_input(
+        self, record: ToolCallRecord, tool: Tool[Any], hook: BeforeCall
+    ) -> tuple[ToolInput, PermissionTarget, Resources] | None:
+        """The input a PreToolUse hook put in the model's place, checked as the model's is;
+        None (the call finished as failed) when it is not valid."""
+        updated = dict(hook.updated_input or {})
+        try:
+            args = tool.input_model.model_validate(updated)
+            tool.validate(args, self.ctx)
+            target = tool.permission_target(args, self.ctx)
+            resources = tool.resources(args, self.ctx)
+        except FatalToolError:
+            raise
+        except Exception as exc:
+            self._refuse(
+                record, tool, exc, f" (the input the PreToolUse hook `{hook.updated_by}` gave)"
+            )
+            return None
+        record.input = updated
+        return args, target, resources
+
+    def _refuse(
+        self, record: ToolCallRecord, tool: Tool[Any], exc: Exception, whose: str = ""
+    ) -> None:
+        """Finish a call whose input or checks failed before permission was asked (`whose`:
+        where the input came from, when not from the model)."""
         if isinstance(exc, ValidationError):
             self._finish(
                 record,
                 CallStatus.FAILED,
                 ToolErrorKind.INVALID_ARGUMENTS,
-                f"invalid arguments for {tool.name}: {_describe_validation(exc)}. "
+                f"invalid arguments for {tool.name}{whose}: {_describe_validation(exc)}. "
                 f"Expected input: {_signature(tool)}",
             )
         elif isinstance(exc, ToolError):
@@ -208,7 +255,7 @@ class ToolRuntime:
                     {"tool": tool.name, "input": record.input, "reason": exc.message}
                 )
             status = CallStatus.DENIED if denied else CallStatus.FAILED
-            self._finish(record, status, exc.kind, self._cap(record, exc.message))
+            self._finish(record, status, exc.kind, self._cap(record, exc.message + whose))
         else:  # a bug in a tool's hooks must not crash the loop
             self._finish(
                 record,
@@ -256,6 +303,8 @@ class ToolRuntime:
             after = await self.before_change(record, pre_state)
         try:
             await self._run(item, pre_state)
+            if record.started_at is not None:  # it ran: PostToolUse (or ...Failure) hooks
+                await self.hooks.after_call(record)
         finally:
             if after is not None:
                 await after()

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from agentcli import __version__
 from agentcli.errors import UsageError
@@ -42,11 +42,53 @@ class _Commands(TyperGroup):
         return super().resolve_command(ctx, args)
 
 
+class _Command(TyperCommand):
+    """A command whose usage line names a required argument as `ID`, as man pages and `git`
+    do (typer writes `{ID}`, which reads like a placeholder for a set of choices)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [
+            piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+            for piece in super().collect_usage_pieces(ctx)
+        ]
+
+
 PROMPT = "prompt"
 """The hidden command a task given without a command goes to."""
 
 McpConfigOption = Annotated[
     list[Path], typer.Option("--mcp-config", metavar="FILE", help="MCP servers file. Repeatable.")
+]
+# Options `run` and the bare `agentcli` share (without a terminal, the bare command is a run;
+# in the REPL the limits apply to each task).
+MaxTurnsOption = Annotated[
+    int | None, typer.Option("--max-turns", metavar="N", help="Model calls allowed (per task).")
+]
+MaxCostOption = Annotated[
+    float | None, typer.Option("--max-cost", metavar="USD", help="Cost budget in USD (per task).")
+]
+MaxTokensOption = Annotated[
+    int | None,
+    typer.Option("--max-tokens", metavar="N", help="Cumulative token budget (per task)."),
+]
+TimeoutOption = Annotated[
+    float | None,
+    typer.Option("--timeout", metavar="SECONDS", help="Wall-clock limit in seconds (per task)."),
+]
+AcceptRetriesOption = Annotated[
+    int | None,
+    typer.Option(
+        "--accept-retries", metavar="N", help="Repair rounds after a failed check (default 3)."
+    ),
+]
+OutputFormatOption = Annotated[
+    str,
+    typer.Option(
+        "--output-format", metavar="FORMAT", help="text, json or stream-json (no terminal)."
+    ),
+]
+QuietOption = Annotated[
+    bool, typer.Option("-q", "--quiet", help="No progress on stderr (no terminal).")
 ]
 
 app = typer.Typer(
@@ -124,13 +166,22 @@ def root(
         bool,
         typer.Option("--trust-project", help="REPL: apply this workspace's config, .mcp.json."),
     ] = False,
+    max_turns: MaxTurnsOption = None,
+    max_cost: MaxCostOption = None,
+    max_tokens: MaxTokensOption = None,
+    timeout: TimeoutOption = None,
+    accept_retries: AcceptRetriesOption = None,
+    output_format: OutputFormatOption = "text",
+    quiet: QuietOption = False,
 ) -> None:
     """Start the interactive REPL when no command is given: `agentcli ["TASK"]` (with stdin not
-    a terminal, a run: the task from stdin, or TASK with stdin as context). Options before a
-    command are the REPL's."""
+    a terminal, a run, as `agentcli run` with the same options: the task from stdin, or TASK
+    with stdin as context). Options before a command are the REPL's."""
+    limits = (max_turns, max_cost, max_tokens, timeout, accept_retries)
     given = any(
         (model, cwd, permission_mode, allow, deny, accept, effort, resume, continue_, provider)
-    ) or bool(mcp_config or trust_project)
+    ) or bool(mcp_config or trust_project or quiet or output_format != "text")
+    given = given or any(limit is not None for limit in limits)
     if ctx.invoked_subcommand == PROMPT:
         return  # the prompt command reads these options from this context
     if ctx.invoked_subcommand is not None:
@@ -170,8 +221,21 @@ def _interactive_or_run(task: str | None, params: dict[str, Any]) -> int:
         continue_=params["continue_"],
         provider=params["provider"],
         trust_project=params["trust_project"],
+        max_turns=params["max_turns"],
+        max_cost=params["max_cost"],
+        max_tokens=params["max_tokens"],
+        timeout=params["timeout"],
+        accept_retries=params["accept_retries"],
+        output_format=params["output_format"],
+        quiet=params["quiet"],
     )
     if sys.stdin is not None and sys.stdin.isatty():
+        if options.quiet or options.output_format != "text":
+            raise UsageError(
+                "-q and --output-format are for a run without a terminal: the REPL shows its "
+                "work on the terminal",
+                hint='for one task in this terminal: agentcli run "TASK" --output-format json',
+            )
         from agentcli.ui.repl.main import main as repl_main
 
         return repl_main(options, first_task=task)
@@ -222,22 +286,10 @@ def run(
     deny: Annotated[
         list[str], typer.Option("--deny", metavar="RULE", help="Deny rule. Repeatable.")
     ] = [],  # noqa: B006
-    max_turns: Annotated[
-        int | None,
-        typer.Option("--max-turns", metavar="N", help="Model calls allowed."),
-    ] = None,
-    max_cost: Annotated[
-        float | None,
-        typer.Option("--max-cost", metavar="USD", help="Cost budget in USD."),
-    ] = None,
-    max_tokens: Annotated[
-        int | None,
-        typer.Option("--max-tokens", metavar="N", help="Cumulative token budget."),
-    ] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option("--timeout", metavar="SECONDS", help="Wall-clock limit in seconds."),
-    ] = None,
+    max_turns: MaxTurnsOption = None,
+    max_cost: MaxCostOption = None,
+    max_tokens: MaxTokensOption = None,
+    timeout: TimeoutOption = None,
     accept: Annotated[
         list[str],
         typer.Option(
@@ -246,12 +298,7 @@ def run(
             help="Acceptance check command ('tests' to detect). Repeatable.",
         ),
     ] = [],  # noqa: B006
-    accept_retries: Annotated[
-        int | None,
-        typer.Option(
-            "--accept-retries", metavar="N", help="Repair rounds after a failed check (default 3)."
-        ),
-    ] = None,
+    accept_retries: AcceptRetriesOption = None,
     resume: Annotated[
         str | None,
         typer.Option("--resume", metavar="ID", help="Resume session ID."),
@@ -259,10 +306,8 @@ def run(
     continue_: Annotated[
         bool, typer.Option("--continue", help="Continue the latest session in this workspace.")
     ] = False,
-    output_format: Annotated[
-        str, typer.Option("--output-format", metavar="FORMAT", help="text, json or stream-json.")
-    ] = "text",
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="No progress on stderr.")] = False,
+    output_format: OutputFormatOption = "text",
+    quiet: QuietOption = False,
     trust_project: Annotated[
         bool,
         typer.Option("--trust-project", help="Apply this workspace's config and .mcp.json here."),
@@ -337,7 +382,7 @@ def sessions_list(
     raise typer.Exit(sessions.sessions_list(cwd, all_))
 
 
-@sessions_app.command("show")
+@sessions_app.command("show", cls=_Command)
 def sessions_show(
     session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id (or prefix).")],
 ) -> None:
@@ -347,7 +392,7 @@ def sessions_show(
     raise typer.Exit(sessions.sessions_show(session_id))
 
 
-@sessions_app.command("export")
+@sessions_app.command("export", cls=_Command)
 def sessions_export(
     session_id: Annotated[str, typer.Argument(metavar="ID", help="Session id (or prefix).")],
 ) -> None:
@@ -407,6 +452,31 @@ def mcp_list(
     from agentcli.ui.mcp_command import mcp_list as list_servers
 
     raise typer.Exit(list_servers(cwd, mcp_config, connect=connect))
+
+
+hooks_app = typer.Typer(
+    help="The workspace's hooks: list them, approve the repository's.",
+    invoke_without_command=True,
+    add_completion=False,
+)
+app.add_typer(hooks_app, name="hooks")
+
+
+@hooks_app.callback()
+def hooks_list(ctx: typer.Context, cwd: _CwdOption = None) -> None:
+    """List every hook: event, matcher, command, where it comes from, whether it runs."""
+    if ctx.invoked_subcommand is None:
+        from agentcli.ui.hooks_command import hooks_command
+
+        raise typer.Exit(hooks_command(cwd))
+
+
+@hooks_app.command("approve")
+def hooks_approve(cwd: _CwdOption = None) -> None:
+    """Approve the repository's current set of hooks (their exact content)."""
+    from agentcli.ui.hooks_command import hooks_command
+
+    raise typer.Exit(hooks_command(cwd, approve=True))
 
 
 def run_app(args: list[str]) -> int:

@@ -22,6 +22,7 @@ from agentcli.events import (
     AcceptanceFinished,
     AcceptanceStarted,
     Event,
+    HookFinished,
     ModelResponded,
     ModelRetrying,
     Notice,
@@ -34,10 +35,11 @@ from agentcli.events import (
     ToolCallStarted,
 )
 from agentcli.tasks import TaskResult
-from agentcli.terminal_reason import TerminalReason
-from agentcli.truncation import one_line
+from agentcli.truncation import one_line, shorten
 from agentcli.ui.term.safe import safe_console, visible
 
+ANSWERED = frozenset({"end_turn", "stop_sequence"})
+"""Stop reasons of a response that ended the model's turn: its text is the answer."""
 PROGRESS_CHARS = 240
 """How much of what the model says between tool calls a progress line shows."""
 
@@ -141,6 +143,8 @@ class TextProgress:
         if isinstance(event, PermissionDecided) and event.decision == "deny":
             self._denials[event.call_id] = event.reason  # said when the call finishes
             return None
+        if isinstance(event, HookFinished) and event.blocked:
+            return _text(*hook_block_line(event))
         if isinstance(event, Notice):
             return _text((event.message, "dim" if event.level == "info" else "yellow"))
         if isinstance(event, AcceptanceStarted):
@@ -161,6 +165,16 @@ class TextProgress:
             ran = f" {event.command} (exit {event.exit_code}, {event.duration_s:.1f}s)"
             return _text(verdict, (ran, ""))
         return None
+
+
+def hook_block_line(event: HookFinished) -> tuple[tuple[str, str], ...]:
+    """The one line a blocking hook gets (text progress, the REPL), as (text, style) parts."""
+    what = "stopped" if event.decision == "stop" else "blocked"
+    return (
+        (f"{what} by hook", "red"),
+        (f" {event.event} `{shorten(event.command, 80)}` ({event.source}): ", ""),
+        (one_line(event.reason, PROGRESS_CHARS), ""),
+    )
 
 
 STREAM_SCHEMA_VERSION = 1
@@ -230,9 +244,10 @@ def print_result(
     elif output_format == "stream-json":
         (stream or StreamJson()).finish(result)
     else:
-        # Only an answer goes to stdout: what the model said on its way before a cancel, a
-        # timeout or a limit is narration ("Running a slow command."), not an answer.
-        if result.final_text and result.reason is TerminalReason.COMPLETED:
+        # Only an answer goes to stdout: the text of a response that ended the model's turn.
+        # What it said on its way before a cancel, a timeout or a limit stopped it is narration
+        # ("Running a slow command."), not an answer.
+        if result.final_text and result.stop_reason in ANSWERED:
             sys.stdout.write(visible(result.final_text.rstrip("\n")) + "\n")
         if not quiet:
             _print_verdict(result)

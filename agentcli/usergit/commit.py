@@ -164,7 +164,7 @@ def _left_out(repo: UserRepo) -> tuple[str, ...]:
     said = []
     if hooks:
         said.append(
-            f"this workspace is not trusted: its {', '.join(hooks)} hook"
+            f"this workspace is not trusted: its git {', '.join(hooks)} hook"
             f"{'s' if len(hooks) > 1 else ''} did not run (`agentcli trust` lets them run)"
         )
     if repo.signs_commits():

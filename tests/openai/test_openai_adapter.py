@@ -320,13 +320,6 @@ async def test_no_key_sends_no_authorization(server: FakeChatServer) -> None:
     assert "authorization" not in server.requests[0].headers
 
 
-async def test_a_refused_connection_is_retryable() -> None:
-    model = OpenAIChatModel("m", OpenAIEndpoint(base_url="http://127.0.0.1:9/v1", api_key="k"))
-    _open.append(model)
-    with pytest.raises(RetryableModelError, match="could not connect"):
-        await model.complete(REQUEST, lambda _e: None)
-
-
 async def test_a_server_that_answers_with_one_json_completion_is_understood(
     server: FakeChatServer,
 ) -> None:
@@ -373,3 +366,30 @@ async def test_done_ends_the_response_even_if_the_server_keeps_the_connection_op
     request = ModelRequest(system="", messages=[Message.user("hi")], idle_timeout_s=10)
     response = await model_for(server).complete(request, lambda _e: None)
     assert response.message.text == "ok"
+
+
+async def test_no_server_at_the_address_fails_at_once_naming_the_setting() -> None:
+    """A wrong OPENAI_BASE_URL (or a local server not started) was retried five times over
+    16-28 s with no hint; a server that never answered is not there to come back."""
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    model = OpenAIChatModel("m", OpenAIEndpoint(base_url="http://127.0.0.1:9/v1", api_key=None))
+    _open.append(model)
+    with pytest.raises(ModelError, match="OPENAI_BASE_URL") as caught:
+        await RetryingModel(model, RetryPolicy(max_attempts=5), sleep=sleep).complete(
+            REQUEST, lambda _e: None
+        )
+    assert not isinstance(caught.value, RetryableModelError)
+    assert "127.0.0.1:9" in caught.value.message and sleeps == []
+
+
+async def test_a_server_that_answered_before_and_is_gone_is_retried() -> None:
+    with FakeChatServer() as fake:
+        fake.push(chat_stream("first"))
+        model = model_for(fake)
+        await model.complete(REQUEST, lambda _e: None)
+    with pytest.raises(RetryableModelError, match="could not connect"):
+        await model.complete(REQUEST, lambda _e: None)

@@ -2,7 +2,7 @@
 
 `python -m bench.run` is not part of CI, so a change can break a benchmark unnoticed (the
 session lock once made the journal benchmark's repeated resume fail). The quick ones run here
-in full; the slow ones (start-up, REPL, tools: minutes of subprocesses; the 600-turn session)
+in full; the slow ones (start-up, REPL, tools, hooks: minutes of subprocesses; the 600-turn session)
 are imported.
 """
 
@@ -24,6 +24,7 @@ SLOW = [
     "bench_sandbox",
     "bench_long",
     "bench_exit",
+    "bench_hooks",
 ]
 QUICK = sorted({p.stem for p in (ROOT / "bench").glob("bench_*.py")} - set(SLOW))
 

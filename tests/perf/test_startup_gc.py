@@ -21,9 +21,9 @@ import agentcli.conversation as conversation
 seen = []
 original = conversation.ConversationManager.run_task
 
-async def run_task(self, prompt):
+async def run_task(self, prompt, **kwargs):
     seen.append({"enabled": gc.isenabled(), "frozen": gc.get_freeze_count()})
-    return await original(self, prompt)
+    return await original(self, prompt, **kwargs)
 
 conversation.ConversationManager.run_task = run_task
 from agentcli.ui.entry import main

@@ -217,3 +217,54 @@ def test_a_suggested_rule_always_matches_the_command_it_came_from(words: list[st
 def test_suggestions_come_from_the_parsed_words() -> None:
     parsed = parse_command("pytest 'tests/test x.py' -q")
     assert command_rule(parsed.parts[0]) == "shell(pytest *)"
+
+
+def git_status(repo: Path) -> str:
+    import subprocess
+
+    done = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.mark.parametrize("linked_worktree", [False, True], ids=["repository", "linked worktree"])
+def test_the_saved_rules_file_is_ignored_by_the_repository(
+    tmp_path: Path, linked_worktree: bool
+) -> None:
+    """`.agentcli/config.local.toml` is personal: `git status` offered it for a commit."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for args in (["init", "-q"], ["commit", "-q", "--allow-empty", "-m", "init"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@e", *args], cwd=repo)
+    workspace = repo
+    if linked_worktree:
+        workspace = tmp_path / "wt"
+        subprocess.run(["git", "worktree", "add", "-q", str(workspace)], cwd=repo, check=True)
+    set_trusted(workspace, True)
+    policy = build_policy(mode=PermissionMode.DEFAULT, workspace=workspace, sandbox_available=True)
+    policy.remember("shell(make *)")
+    policy.remember("shell(pytest *)")
+    assert (workspace / ".agentcli" / "config.local.toml").is_file()
+    assert git_status(workspace) == ""
+    exclude = (repo / ".git" / "info" / "exclude").read_text()
+    assert exclude.count("/.agentcli/config.local.toml") == 1  # once, however many answers
+    shown = {rule.text: rule.source for rule in policy.rules_view().allow}
+    assert shown["shell(make *)"] == str(workspace / ".agentcli" / "config.local.toml")
+
+
+def test_rules_kept_for_an_untrusted_workspace_touch_no_repository(tmp_path: Path) -> None:
+    import subprocess
+
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    before = (tmp_path / ".git" / "info" / "exclude").read_text()
+    policy = build_policy(mode=PermissionMode.DEFAULT, workspace=tmp_path, sandbox_available=True)
+    policy.remember("shell(make *)")
+    assert (tmp_path / ".git" / "info" / "exclude").read_text() == before
+    assert not (tmp_path / ".agentcli" / "config.local.toml").exists()

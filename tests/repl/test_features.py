@@ -264,3 +264,15 @@ async def test_check_keeps_long_output_in_the_session_data_dir(
     assert [p.name for p in temp.iterdir() if p.name.startswith("agentcli-acceptance")] == []
     assert repl.session_id is not None
     assert list((data_home() / "sessions" / repl.session_id / "spill").glob("check-*.txt"))
+
+
+def test_a_rule_is_labelled_by_where_it_is_stored(tmp_path: Path) -> None:
+    from agentcli.ui.repl.features import _stored
+
+    workspace = tmp_path / "ws"
+    assert _stored("session", workspace) == "session"
+    assert _stored("--allow", workspace) == "--allow"
+    local = workspace / ".agentcli" / "config.local.toml"
+    assert _stored(str(local), workspace) == ".agentcli/config.local.toml"
+    kept = Path.home() / ".local/share/agentcli/workspace-rules/x.toml"
+    assert _stored(str(kept), workspace) == "~/.local/share/agentcli/workspace-rules/x.toml"

@@ -140,7 +140,7 @@ def test_an_untrusted_workspace_runs_no_hook_and_says_so(repo: Path) -> None:
     assert committed(repo) == ["a.txt"]
     assert len(done.notices) == 1
     assert (
-        "not trusted: its pre-commit, commit-msg, post-commit hooks did not run"
+        "not trusted: its git pre-commit, commit-msg, post-commit hooks did not run"
         in (done.notices[0])
     )
 

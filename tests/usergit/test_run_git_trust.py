@@ -27,7 +27,7 @@ def test_an_untrusted_workspace_commits_without_its_hooks_and_says_so(
     assert not marker.exists()
     assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["new.txt"]
     assert (
-        "agentcli: this workspace is not trusted: its pre-commit hook did not run "
+        "agentcli: this workspace is not trusted: its git pre-commit hook did not run "
         "(`agentcli trust` lets them run)"
     ) in proc.stderr
     assert f"agentcli: committed {head(repo)[:12]} on main" in proc.stderr

@@ -165,6 +165,7 @@ class Repl:
         except UsageError as exc:
             self.usage_error(exc)
             return None
+        await live.begin()
         self.last_result = None
         self.status.reset_session(live.totals())
         return live
@@ -207,6 +208,7 @@ class Repl:
         self.status.model = live.model
         self.needs_anthropic_key = live.settings.provider is Provider.ANTHROPIC  # resumed
         self.status.mode = live.mode.value
+        await live.begin()
         return live
 
     # -- the loop --------------------------------------------------------------------------
@@ -243,7 +245,7 @@ class Repl:
                     await self.handle(line)
             finally:
                 if self._live is not None:
-                    await self._live.close()
+                    await self._live.close("prompt_input_exit")
         return 0
 
     async def _read_line(self) -> str | None:

@@ -75,6 +75,8 @@ async def _exit(repl: Repl, arg: str) -> None:
 async def _clear(repl: Repl, arg: str) -> None:
     repl.new_session()
     repl.say("new session: the conversation starts empty")
+    if repl.session_id is not None and (live := await repl.session_or_none()) is not None:
+        await live.begin()  # the SessionEnd and SessionStart hooks of the change
 
 
 def _catalogue(repl: Repl) -> Catalogue:
@@ -206,6 +208,18 @@ async def _mcp(repl: Repl, arg: str) -> None:
         repl.say(line)
 
 
+async def _hooks(repl: Repl, arg: str) -> None:
+    """The session's hooks and their state; `approve` approves the repository's set."""
+    if arg not in ("", "approve"):
+        repl.error(f"unknown argument {arg!r}: /hooks lists them, /hooks approve approves them")
+        return
+    live = await repl.session_or_none()
+    if live is None:
+        return
+    for line in live.approve_hooks() if arg else live.hook_lines():
+        repl.say(line)
+
+
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
@@ -247,6 +261,12 @@ COMMANDS: dict[str, Command] = {
         Command("/tools", "/tools", "List the tools the model can use.", _tools),
         Command("/mcp", "/mcp", "List the MCP servers: source, status, tools.", _mcp),
         Command(
+            "/hooks",
+            "/hooks [approve]",
+            "List the hooks and their state; approve the repository's.",
+            _hooks,
+        ),
+        Command(
             "/calls", "/calls", "List this session's tool calls, numbered.", call_log.list_calls
         ),
         Command(
@@ -269,6 +289,8 @@ def argument_choices(name: str) -> list[str]:
         return list(EFFORTS)
     if name == "/accept":
         return ["tests", "off"]
+    if name == "/hooks":
+        return ["approve"]
     return []
 
 

@@ -54,15 +54,26 @@ async def permissions(repl: Repl, arg: str) -> None:
     text.append(f"{state}\n")
     rules = live.rules()
     for kind in RuleKind:
-        shown = [
-            f"{rule.text} [{Path(rule.source).name or rule.source}]" for rule in rules.of(kind)
-        ]
+        shown = [f"{rule.text} [{_stored(rule.source, repl.workspace)}]" for rule in rules.of(kind)]
         text.append(f"  {kind.value:<9}", style="bold")
         text.append((", ".join(shown) if shown else "(none)") + "\n")
     text.append(
         "  /mode MODE switches the mode; /permissions allow RULE adds a rule\n", style="dim"
     )
     repl.console.print(text, end="")
+
+
+def _stored(source: str, workspace: Path) -> str:
+    """Where a rule lives, as the user would look for it: `session` (nowhere: this session
+    only), a flag, or its file (relative to the workspace when it is one of the workspace's,
+    else with the home directory as `~`)."""
+    if not source.startswith("/"):
+        return source
+    path = Path(source)
+    if path.is_relative_to(workspace):
+        return path.relative_to(workspace).as_posix()
+    home = Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else source
 
 
 def _add_rule(repl: Repl, live: LiveSession, kind: RuleKind, rule: str) -> None:

@@ -24,6 +24,7 @@ from agentcli.events import (
     AcceptanceFinished,
     AcceptanceStarted,
     Event,
+    HookFinished,
     ModelResponded,
     ModelRetrying,
     Notice,
@@ -184,6 +185,11 @@ class TaskView:
         elif isinstance(event, Notice):
             style = "red" if event.level == "error" else "yellow"
             self.console.print(Text(f"  {visible(event.message)}", style=style))
+        elif isinstance(event, HookFinished) and event.blocked:
+            self.markdown.finish()
+            what = "stopped" if event.decision == "stop" else "blocked"
+            line = f"{event.event} `{shorten(event.command, 60)}` ({event.source}): {event.reason}"
+            self.console.print(Text(f"  ⊘ {what} by hook {one_line(visible(line), 240)}", "red"))
         elif isinstance(event, AcceptanceStarted):
             self.markdown.finish()
             self.status.activity = f"checking {event.command}"
