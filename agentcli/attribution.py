@@ -21,9 +21,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from agentcli.call_records import ToolCallRecord
+from agentcli.call_records import PreState, ToolCallRecord
 from agentcli.owngit import GitError, OwnRepo
 from agentcli.snapshots import walk_files
 from agentcli.tools.runtime import AfterChange, BeforeChange
@@ -65,13 +65,12 @@ class TaskPaths:
     unknown: set[str] = field(default_factory=set)
     """Tasks with a call whose paths could not be told: judged by start and end alone."""
 
-    def named(self, task_id: str, pre_state: dict[str, Any] | None) -> set[str] | None:
+    def named(self, task_id: str, pre_state: PreState | None) -> set[str] | None:
         """The paths a call names in its pre-state, now the task's; None for a call that
         names none (a command), whose paths `before` finds out."""
-        named = (pre_state or {}).get("path")
-        if named is None:
+        if pre_state is None or pre_state.write is None:
             return None
-        rel = self._relative(Path(str(named)))
+        rel = self._relative(Path(pre_state.write.path))
         paths = set() if rel is None else {rel}
         self.paths.setdefault(task_id, set()).update(paths)
         return paths
@@ -143,7 +142,7 @@ class Checkpoints(Protocol):
     """Undo checkpoints of the session's tasks (`agentcli.checkpoints.Checkpointer`). Its
     methods block (git, hashing, the journal): they are called in worker threads."""
 
-    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> str | None:
+    def before_change(self, task_id: str, pre_state: PreState | None) -> str | None:
         """Returns the working copy's git tree if it wrote it just now, else None."""
 
     def task_ended(self, task_id: str, end_tree: str | None = None) -> None:
@@ -166,7 +165,7 @@ def around_changes(
     before a call that names them runs, after a command has run."""
 
     async def before_change(
-        _record: ToolCallRecord, pre_state: dict[str, Any] | None
+        _record: ToolCallRecord, pre_state: PreState | None
     ) -> AfterChange | None:
         tree = None
         if checkpoints is not None:

@@ -32,8 +32,8 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
+from agentcli.call_records import PreState
 from agentcli.fsnames import from_db, to_db
 from agentcli.owngit import RepoDecision, decide
 from agentcli.safe_read import Inside, read_bytes
@@ -58,7 +58,7 @@ class Checkpointer:
         self._complete: dict[str, bool] = {}
         self._lock = threading.Lock()
 
-    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> str | None:
+    def before_change(self, task_id: str, pre_state: PreState | None) -> str | None:
         """Before a change of `task_id` (`pre_state`: what the call expects to find, e.g. the
         file it writes): the task's start checkpoint the first time, later a file's
         pre-image where the checkpoint could not keep every file. Returns the working copy's
@@ -66,7 +66,7 @@ class Checkpointer:
         with self._lock:
             return self._before_change(task_id, pre_state)
 
-    def _before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> str | None:
+    def _before_change(self, task_id: str, pre_state: PreState | None) -> str | None:
         tree = None
         if task_id not in self._complete:
             try:
@@ -74,8 +74,8 @@ class Checkpointer:
             except Exception as exc:  # the work goes on; only its undo is lost, and undo says why
                 self._complete[task_id] = True
                 _record_failure(self.conn, task_id, self.workspace, exc)
-        if not self._complete[task_id] and pre_state and "path" in pre_state:
-            self._save_preimage(task_id, Path(str(pre_state["path"])))
+        if not self._complete[task_id] and pre_state is not None and pre_state.write is not None:
+            self._save_preimage(task_id, Path(pre_state.write.path))
         return tree
 
     def task_ended(self, task_id: str, end_tree: str | None = None) -> None:

@@ -5,7 +5,8 @@ re-executing anything:
 
 - `proposed` (never started; the write-ahead `started` record guarantees it did not run)
   → `not_executed`;
-- `started` file write (pre-state `{"path", "pre_hash", "post_hash"}`) → compare the file now:
+- `started` file write (its pre-state's `FileWrite`: path, hashes before and after) → compare
+  the file now:
   the intended content → `succeeded`; the previous content (or still absent) → `not_executed`;
   anything else → `outcome_unknown`;
 - `started` read → `not_executed` (a read leaves nothing behind);
@@ -98,9 +99,9 @@ def resolve_call(call: CallRow) -> Resolution:
         return _resolved(
             call, CallStatus.NOT_EXECUTED, NEVER_STARTED, "never started (not executed)"
         )
-    pre = call.pre_state or {}
-    if "path" in pre and "post_hash" in pre:
-        return _resolve_write(call, Path(str(pre["path"])), pre.get("pre_hash"), pre["post_hash"])
+    write = call.pre_state.write if call.pre_state is not None else None
+    if write is not None:
+        return _resolve_write(call, Path(write.path), write.pre_hash, write.post_hash)
     if call.risk == "read":
         return _resolved(
             call,
@@ -124,7 +125,7 @@ NOT_A_FILE = "(not a regular file)"
 neither the content before nor after, and is never opened (a pipe would block recovery)."""
 
 
-def _resolve_write(call: CallRow, path: Path, pre_hash: object, post_hash: object) -> Resolution:
+def _resolve_write(call: CallRow, path: Path, pre_hash: str | None, post_hash: str) -> Resolution:
     now = file_hash(path)
     if now is None and os.path.lexists(path):
         now = NOT_A_FILE

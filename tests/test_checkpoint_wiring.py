@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
-from agentcli.call_records import ToolCallRecord
+from agentcli.call_records import PreState, ToolCallRecord
 from agentcli.conversation import ConversationManager
 from agentcli.permissions import NonInteractivePrompter, PermissionMode
 from agentcli.permissions.basic import ModePolicy
@@ -28,7 +27,7 @@ class Recorder(MemoryJournal):
         super().__init__()
         self.timeline = timeline
 
-    def call_started(self, record: ToolCallRecord, pre_state: dict[str, Any] | None) -> None:
+    def call_started(self, record: ToolCallRecord, pre_state: PreState | None) -> None:
         self.timeline.append(("journal: started", record.call_id))
         super().call_started(record, pre_state)
 
@@ -42,9 +41,14 @@ class Checkpoints:
         self.timeline = timeline
         self.threads: set[int] = set()
 
-    def before_change(self, task_id: str, pre_state: dict[str, Any] | None) -> None:
+    def before_change(self, task_id: str, pre_state: PreState | None) -> None:
         self.threads.add(threading.get_ident())
-        self.timeline.append(("checkpoint: before change", str((pre_state or {}).get("path"))))
+        self.timeline.append(
+            (
+                "checkpoint: before change",
+                str(pre_state.write.path if pre_state and pre_state.write else None),
+            )
+        )
 
     def task_ended(self, task_id: str, end_tree: str | None = None) -> None:
         self.threads.add(threading.get_ident())
@@ -104,6 +108,6 @@ def test_the_journal_only_records(workspace: Path) -> None:
     journal.task_started("T1", "p")
     record = ToolCallRecord(call_id="c1", name="write_file", input={}, risk="write")
     journal.call_proposed(record)
-    journal.call_started(record, {"path": str(workspace / "x")})
+    journal.call_started(record, PreState(data={"path": str(workspace / "x")}))
     rows = journal.conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
     assert rows == 0

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli.compaction_record import CompactionRecord
 from agentcli.errors import UsageError
 from agentcli.store import queries
 from agentcli.store.db import connect, journal_error, journal_path
@@ -69,6 +70,8 @@ class Transcript:
     messages: list[dict[str, Any]]
     tasks: list[TaskRow]
     calls: list[CallRow]
+    compactions: list[CompactionRecord]
+    """Each compaction of what the model was sent (the messages themselves are all above)."""
 
 
 def transcript(session_id: str) -> Transcript:
@@ -79,6 +82,7 @@ def transcript(session_id: str) -> Transcript:
         messages=queries.message_rows(conn, row.id),
         tasks=queries.load_tasks(conn, row.id),
         calls=queries.load_calls(conn, row.id),
+        compactions=queries.load_compactions(conn, row.id),
     )
 
 
@@ -108,6 +112,7 @@ def export(session_id: str) -> dict[str, Any]:
         "messages": recorded.messages,
         "tasks": [_fields(t) for t in recorded.tasks],
         "tool_calls": [{**_fields(c), "status": c.status.value} for c in recorded.calls],
+        "compactions": [record.to_json() for record in recorded.compactions],
     }
 
 

@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentcli.call_records import ToolCallRecord
+from agentcli.call_records import PreState, ToolCallRecord
+from agentcli.compaction_record import CompactionRecord
 from agentcli.hook_seams import HookRun
 from agentcli.messages import Message
 from agentcli.store.ledger import MemoryLedger, OperationLedger
-from agentcli.tasks import TaskResult
+from agentcli.tasks import CommandOrigin, TaskResult
 from agentcli.usage import SessionTotals, Usage
 
 
@@ -31,7 +32,7 @@ class Journal(Protocol):
 
     def call_proposed(self, record: ToolCallRecord) -> None: ...
 
-    def call_started(self, record: ToolCallRecord, pre_state: dict[str, Any] | None) -> None:
+    def call_started(self, record: ToolCallRecord, pre_state: PreState | None) -> None:
         """Durably record that the call is about to run. Must return only once recorded."""
         ...
 
@@ -39,7 +40,15 @@ class Journal(Protocol):
 
     def message_appended(self, message: Message) -> None: ...
 
-    def task_started(self, task_id: str, prompt: str, criteria: Sequence[str] = ()) -> None: ...
+    def task_started(
+        self,
+        task_id: str,
+        prompt: str,
+        criteria: Sequence[str] = (),
+        command: CommandOrigin | None = None,
+    ) -> None:
+        """A task begins with `prompt` as sent (`command`: the custom command it came from)."""
+        ...
 
     def task_finished(self, result: TaskResult) -> None: ...
 
@@ -57,6 +66,10 @@ class Journal(Protocol):
         """Record one run of one hook (in the task running now, if any)."""
         ...
 
+    def compaction_recorded(self, record: CompactionRecord) -> None:
+        """Durably record a compaction (all of it or nothing) before the view uses it."""
+        ...
+
     def release(self) -> None:
         """Stop using the session: another process may resume it from now on."""
         ...
@@ -72,12 +85,13 @@ class MemoryJournal:
     operations: MemoryLedger = field(default_factory=MemoryLedger)
     settings: dict[str, Any] = field(default_factory=dict)
     hook_runs: list[HookRun] = field(default_factory=list)
+    compactions: list[CompactionRecord] = field(default_factory=list)
     released: bool = False
 
     def call_proposed(self, record: ToolCallRecord) -> None:
         self.events.append(("proposed", record.call_id, record.name))
 
-    def call_started(self, record: ToolCallRecord, pre_state: dict[str, Any] | None) -> None:
+    def call_started(self, record: ToolCallRecord, pre_state: PreState | None) -> None:
         self.events.append(("started", record.call_id, record.name))
 
     def call_finished(self, record: ToolCallRecord) -> None:
@@ -86,8 +100,19 @@ class MemoryJournal:
     def message_appended(self, message: Message) -> None:
         self.messages.append(message)
 
-    def task_started(self, task_id: str, prompt: str, criteria: Sequence[str] = ()) -> None:
-        self.tasks[task_id] = {"prompt": prompt, "criteria": list(criteria), "state": "running"}
+    def task_started(
+        self,
+        task_id: str,
+        prompt: str,
+        criteria: Sequence[str] = (),
+        command: CommandOrigin | None = None,
+    ) -> None:
+        self.tasks[task_id] = {
+            "prompt": prompt,
+            "criteria": list(criteria),
+            "state": "running",
+            "command": None if command is None else command.to_json(),
+        }
 
     def task_finished(self, result: TaskResult) -> None:
         task = self.tasks.setdefault(result.task_id, {"prompt": "", "criteria": []})
@@ -110,6 +135,9 @@ class MemoryJournal:
 
     def hook_ran(self, run: HookRun) -> None:
         self.hook_runs.append(run)
+
+    def compaction_recorded(self, record: CompactionRecord) -> None:
+        self.compactions.append(record)
 
     def release(self) -> None:
         self.released = True

@@ -40,6 +40,9 @@ from agentcli.testing.fake_responses import (
     SseResponse as SseResponse,
 )
 from agentcli.testing.fake_responses import (
+    compaction as compaction,
+)
+from agentcli.testing.fake_responses import (
     error_response as error_response,
 )
 from agentcli.testing.fake_responses import (
@@ -83,6 +86,15 @@ class FakeMessagesServer(ScriptedServer[FakeResponse]):
 
     def _next(self, request: RecordedRequest) -> FakeResponse:
         refusal = check_request(request.body, self.models) if self.strict else None
+        betas = request.headers.get("anthropic-beta", "")
+        if refusal is None and self.strict and "context_management" in request.body:
+            if "compact-2026-01-12" not in betas:
+                refusal = Refusal(
+                    400,
+                    "invalid_request_error",
+                    "context_management: Extra inputs are not permitted (the compact-2026-01-12 "
+                    "beta is not enabled)",
+                )
 
         def refuse() -> FakeResponse | None:
             if refusal is None:

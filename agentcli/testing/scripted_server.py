@@ -27,6 +27,9 @@ class ScriptedServer(Generic[R]):
 
     def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self._script: list[R] = []
+        self.responder: Callable[[RecordedRequest], R] | None = None
+        """Answers what the script has no response left for, from the request (a long
+        session whose requests depend on what the client decided, compactions say)."""
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.unscripted_requests = 0
@@ -66,6 +69,8 @@ class ScriptedServer(Generic[R]):
                 return answer
             if self._script:
                 return self._script.pop(0)
+            if self.responder is not None:
+                return self.responder(request)
             self.unscripted_requests += 1
             return None
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from agentcli.call_records import PreState
 from agentcli.confinement import CommandSandbox, Confinement
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.model import ToolSpec
@@ -112,6 +113,8 @@ class ToolContext:
     data_dir: Path
     """Where spill files of long outputs go (inside the session's data directory)."""
     extra_dirs: tuple[Path, ...] = ()
+    read_roots: tuple[Path, ...] = ()
+    """Directories `read_file` may also read, never write (the skills' own directories)."""
     read_hashes: dict[Path, str] = field(default_factory=dict)
     """Content hash of each file as this session last read or wrote it (stale-read guard)."""
     sandbox: CommandSandbox | None = None
@@ -174,10 +177,10 @@ class Tool(ABC, Generic[InputT]):
         and its directory). Empty when the permission summary says it all."""
         return ""
 
-    def pre_state(self, args: InputT, ctx: ToolContext) -> dict[str, Any] | None:
-        """What the journal records before the call runs (write-ahead): for a file write,
-        `{"path", "pre_hash" (None = absent), "post_hash"}`, so crash recovery can tell whether
-        the write happened. None for calls with nothing to reconcile."""
+    def pre_state(self, args: InputT, ctx: ToolContext) -> PreState | None:
+        """What the journal records before the call runs (write-ahead): for a file write, its
+        path and content hashes before and after (`FileWrite`), so crash recovery can tell
+        whether the write happened. None for calls with nothing to reconcile."""
         return None
 
     def operation_key(self, args: InputT) -> str | None:

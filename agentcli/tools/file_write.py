@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from pydantic import Field, PrivateAttr
 
+from agentcli.call_records import PreState
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.tools.base import (
     PermissionTarget,
@@ -72,7 +73,7 @@ class FileWriteTool(Tool[InputT], Generic[InputT, PlanT]):
     def resources(self, args: InputT, ctx: ToolContext) -> Resources:
         return Resources(writes=frozenset({file_resource(write_target(args.path, ctx))}))
 
-    def pre_state(self, args: InputT, ctx: ToolContext) -> dict[str, Any]:
+    def pre_state(self, args: InputT, ctx: ToolContext) -> PreState:
         plan = args._plan = self.plan(args, ctx, check=True)
         return plan.pre_state()
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentcli.call_records import CallStatus, ToolCallRecord
+from agentcli.call_records import CallStatus, PreState, ToolCallRecord
 from agentcli.errors import FatalToolError, TaskStopError, ToolError, ToolErrorKind
 from agentcli.events import EventSink, ToolCallFinished, ToolCallProposed, ToolCallStarted
 from agentcli.fsnames import for_model
@@ -40,7 +40,7 @@ from agentcli.tools.permit import ask_permission
 
 AfterChange = Callable[[], Awaitable[None]]
 """Awaited once a call that may change something has ended, however it ended."""
-BeforeChange = Callable[[ToolCallRecord, dict[str, Any] | None], Awaitable[AfterChange | None]]
+BeforeChange = Callable[[ToolCallRecord, PreState | None], Awaitable[AfterChange | None]]
 """Awaited before a call that may change something starts, with its record and pre-state; what
 it returns is awaited when the call has ended."""
 
@@ -309,7 +309,7 @@ class ToolRuntime:
             if after is not None:
                 await after()
 
-    async def _run(self, item: _Ready, pre_state: dict[str, Any] | None) -> None:
+    async def _run(self, item: _Ready, pre_state: PreState | None) -> None:
         record = item.record
         record.status = CallStatus.STARTED
         record.started_at = time.time()

@@ -16,8 +16,8 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from agentcli.call_records import FileWrite, PreState
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.safe_read import Inside, Reason, Unreadable, read_bytes
 from agentcli.safe_write import Unwritable, pinned_parent, replace_file
@@ -156,12 +156,14 @@ class WritePlan:
     before: bytes | None
     after: bytes
 
-    def pre_state(self) -> dict[str, Any]:
-        return {
-            "path": str(self.path),
-            "pre_hash": None if self.before is None else content_hash(self.before),
-            "post_hash": content_hash(self.after),
-        }
+    def pre_state(self) -> PreState:
+        return PreState(
+            write=FileWrite(
+                path=str(self.path),
+                pre_hash=None if self.before is None else content_hash(self.before),
+                post_hash=content_hash(self.after),
+            )
+        )
 
 
 def commit(plan: WritePlan, ctx: ToolContext, roots: Iterable[Path]) -> None:

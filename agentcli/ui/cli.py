@@ -479,6 +479,29 @@ def hooks_approve(cwd: _CwdOption = None) -> None:
     raise typer.Exit(hooks_command(cwd, approve=True))
 
 
+skills_app = typer.Typer(
+    help="Skills and custom commands.", no_args_is_help=True, add_completion=False
+)
+app.add_typer(skills_app, name="skills")
+
+
+@skills_app.command("lint")
+def skills_lint(
+    path: Annotated[
+        Path | None,
+        typer.Argument(metavar="PATH", help="A file or directory (default: every one found)."),
+    ] = None,
+    cwd: _CwdOption = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="SKILL.md keys outside the agentskills spec too.")
+    ] = False,
+) -> None:
+    """Check skill and command files: one line per problem, exit 1 if any."""
+    from agentcli.ui.skills_command import lint_command
+
+    raise typer.Exit(lint_command(cwd, path, strict=strict))
+
+
 def run_app(args: list[str]) -> int:
     """Run the CLI; UsageError becomes a one-line message and exit code 2."""
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.call_records import CallStatus
+from agentcli.call_records import CallStatus, PreState
 from agentcli.recovery import resolve_call
 from agentcli.store.queries import CallRow
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text, tool_use
@@ -164,7 +164,9 @@ def test_recovery_does_not_block_on_a_named_pipe_where_a_write_was_going(
             input={"path": "f.txt", "content": "x"},
             risk="write",
             status=CallStatus.STARTED,
-            pre_state={"path": str(pipe), "pre_hash": None, "post_hash": "0" * 64},
+            pre_state=PreState.from_json(
+                {"path": str(pipe), "pre_hash": None, "post_hash": "0" * 64}
+            ),
             result=None,
             error_kind=None,
             result_is_error=False,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.call_records import CallStatus, ToolCallRecord
+from agentcli.call_records import CallStatus, FileWrite, PreState, ToolCallRecord
 from agentcli.errors import SessionBusyError, UsageError
 from agentcli.events import Event, Notice
 from agentcli.messages import Message, pairing_problems
@@ -73,7 +73,7 @@ def test_a_started_file_write_is_reconciled_by_hash(
     if now is not None:
         path.write_bytes(now)
     pre = {"path": str(path), "pre_hash": before and sha(before), "post_hash": sha(intended)}
-    resolution = resolve_call(call_row(pre_state=pre))
+    resolution = resolve_call(call_row(pre_state=PreState.from_json(pre)))
     assert resolution.status is expected
     assert says in resolution.text
     assert "interrupted" in resolution.text
@@ -117,7 +117,8 @@ def crashed_session(workspace: Path) -> tuple[SqliteJournal, Path]:
     second = ToolCallRecord(call_id="c2", name="write_file", input=calls[1]["input"], risk="write")
     journal.call_proposed(second)
     second.status = CallStatus.STARTED
-    journal.call_started(second, {"path": str(target), "pre_hash": None, "post_hash": sha(b"B")})
+    written = FileWrite(path=str(target), pre_hash=None, post_hash=sha(b"B"))
+    journal.call_started(second, PreState(write=written))
     target.write_bytes(b"B")
     return journal, target
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.call_records import CallStatus
+from agentcli.call_records import CallStatus, PreState
 from agentcli.errors import SessionBusyError
 from agentcli.messages import Message, pairing_problems
 from agentcli.permissions import PermissionMode
@@ -90,7 +90,7 @@ async def test_a_task_is_journaled_exactly(
     assert calls["t1"].status is CallStatus.SUCCEEDED and calls["t1"].risk == "read"
     write = calls["t2"]
     assert write.status is CallStatus.SUCCEEDED
-    assert write.pre_state == {
+    assert write.pre_state is not None and write.pre_state.to_json() == {
         "path": str((workspace / "a.txt").resolve()),
         "pre_hash": hashlib.sha256(b"old\n").hexdigest(),
         "post_hash": hashlib.sha256(b"new\n").hexdigest(),
@@ -124,8 +124,8 @@ class ProbeJournal(Tool[ProbeInput]):
         self.path = path
         self.seen: list[tuple[str, str | None]] = []
 
-    def pre_state(self, args: ProbeInput, ctx: ToolContext) -> dict[str, Any] | None:
-        return {"order": args.order}
+    def pre_state(self, args: ProbeInput, ctx: ToolContext) -> PreState | None:
+        return PreState(data={"order": args.order})
 
     async def call(self, args: ProbeInput, ctx: ToolContext) -> ToolOutput:
         other = sqlite3.connect(self.path)

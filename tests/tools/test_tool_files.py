@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agentcli.call_records import CallStatus
+from agentcli.call_records import CallStatus, FileWrite
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.tools.base import ToolContext
 from agentcli.tools.edit_file import EditFile, EditFileInput
@@ -144,16 +144,15 @@ async def test_write_pre_state_has_the_hashes_and_read_hashes_follow(
     tool = WriteFile()
     args = WriteFileInput(path="n.txt", content="hello\n")
     state = tool.pre_state(args, ctx)
-    assert state == {
-        "path": str(workspace / "n.txt"),
-        "pre_hash": None,
-        "post_hash": sha(b"hello\n"),
-    }
+    assert state.write == FileWrite(
+        path=str(workspace / "n.txt"), pre_hash=None, post_hash=sha(b"hello\n")
+    )
     await tool.call(args, ctx)
     assert ctx.read_hashes[workspace / "n.txt"] == sha(b"hello\n")
     args = WriteFileInput(path="n.txt", content="bye\n")
     state = tool.pre_state(args, ctx)
-    assert state["pre_hash"] == sha(b"hello\n") and state["post_hash"] == sha(b"bye\n")
+    assert state.write is not None
+    assert state.write.pre_hash == sha(b"hello\n") and state.write.post_hash == sha(b"bye\n")
 
 
 async def test_a_change_between_plan_and_write_is_a_conflict(
@@ -292,7 +291,7 @@ async def test_edit_pre_state(ctx: ToolContext, workspace: Path) -> None:
     (workspace / "a.txt").write_text("one two\n")
     ctx.read_hashes[workspace / "a.txt"] = sha(b"one two\n")
     state = EditFile().pre_state(EditFileInput(path="a.txt", old_string="two", new_string="2"), ctx)
-    assert state == {
+    assert state.to_json() == {  # the journal keeps it in this shape
         "path": str(workspace / "a.txt"),
         "pre_hash": sha(b"one two\n"),
         "post_hash": sha(b"one 2\n"),

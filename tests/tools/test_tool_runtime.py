@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
-from agentcli.call_records import CallStatus
+from agentcli.call_records import CallStatus, PreState
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.events import ToolCallFinished
 from agentcli.loop import LoopSettings, QueryLoop
@@ -84,7 +84,7 @@ class Hooks(Tool[NoteInput]):
         if args.note == "refuse":
             raise ToolError(ToolErrorKind.INVALID_ARGUMENTS, "field 'note' must not be refuse")
 
-    def pre_state(self, args: NoteInput, ctx: ToolContext) -> dict[str, Any] | None:
+    def pre_state(self, args: NoteInput, ctx: ToolContext) -> PreState | None:
         if args.note == "stale":
             raise ToolError(ToolErrorKind.CONFLICT, "the file changed")
         return None
