@@ -9,6 +9,7 @@
     ├── RetryableModelError        a model call may succeed if repeated (429, 529, 5xx, cut stream)
     ├── UsageError                 a bad command line: exit code 2, nothing was run
     │   ├── SessionBusyError       another live agentcli process is using the session
+    │   ├── GitRefusal             the user's repository cannot be branched or committed as asked
     │   └── ConfigError            a config file, the data directory, the API key: exit code 2
     │       └── JournalError       the journal cannot be used (corrupt, newer, not writable)
     └── UndoError                  undo refused or impossible (exit 1), with the files why
@@ -148,6 +149,13 @@ class SessionBusyError(UsageError):
         )
         self.session_id = session_id
         self.pid = pid
+
+
+class GitRefusal(UsageError):
+    """The user's repository cannot be branched or committed as asked (`agentcli.usergit`): not
+    a repository, a detached HEAD, a merge in progress, a locked index, no identity, a hook that
+    refused. The message says which, the hint how to fix it. Before a task it is a usage error
+    (exit 2); after one, the commit is skipped and the result says why."""
 
 
 class UndoError(AgentError):

@@ -301,6 +301,17 @@ class ApiSection(BaseModel):
     the task with an error that says so."""
 
 
+class GitSection(BaseModel):
+    """`[git]`: git for the user (`agentcli.usergit`)."""
+
+    model_config = _STRICT
+
+    commit: Annotated[bool, only(False)] = False
+    """True: `agentcli run` commits a task that succeeded, as `--commit` does (`--no-commit`
+    for one run). A repository you have not trusted may only turn it off: committing in your
+    repository is yours to ask for."""
+
+
 class ModelEntry(BaseModel):
     """`[models."ID"]`: a model the catalogue lacks, or what to change of one it has. Only the
     fields given apply; a new model starts from the conservative defaults of an unknown one."""
@@ -377,6 +388,7 @@ class Settings(BaseModel):
     context: ContextSection = ContextSection()
     tools: ToolsSection = ToolsSection()
     api: ApiSection = ApiSection()
+    git: GitSection = GitSection()
     models: dict[str, ModelEntry] = {}
     """`[models."ID"]` tables: models added to the catalogue, or changes to the ones it has."""
     mcp_servers: Annotated[

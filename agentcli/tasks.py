@@ -112,6 +112,18 @@ class CheckEvidence:
         }
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommitOutcome:
+    """What `--commit` (or `/commit`) did after the task: a commit, or why there is none."""
+
+    sha: str | None = None
+    branch: str | None = None
+    skipped: str | None = None
+    """Why nothing was committed (the task did not succeed, it changed nothing, git refused)."""
+    failed: bool = False
+    """git refused the commit of a task that succeeded: the run fails (exit 1)."""
+
+
 @dataclass(kw_only=True)
 class TaskResult:
     """What a finished task reports: the JSON object of `--output-format json`."""
@@ -142,10 +154,15 @@ class TaskResult:
     """Times the task's context was compacted (a summary replaced older turns)."""
     todos: list[dict[str, str]] = field(default_factory=list)
     """The todo list when the task ended (`{"content", "status", "activeForm"}` each)."""
+    commit: CommitOutcome | None = None
+    """Set when the task was to be committed (`--commit`): see `agentcli.usergit`."""
 
     @property
     def exit_code(self) -> ExitCode:
-        return exit_code_for(self.state, self.reason)
+        code = exit_code_for(self.state, self.reason)
+        if code is ExitCode.OK and self.commit is not None and self.commit.failed:
+            return ExitCode.FAILED
+        return code
 
     @property
     def subtype(self) -> str:
@@ -153,6 +170,8 @@ class TaskResult:
         `acceptance_failed` for a task whose checks failed."""
         if self.exit_code is ExitCode.OK:
             return "success"
+        if self.commit is not None and self.commit.failed:
+            return "error_commit_failed"
         if self.reason is TerminalReason.COMPLETED:
             return "error_acceptance_failed"
         return f"error_{self.reason.value}"
@@ -188,6 +207,10 @@ class TaskResult:
             "hook_blocks": self.hook_blocks,
             "compactions": self.compactions,
             "todos": self.todos,
+            "commit": None
+            if self.commit is None or self.commit.sha is None
+            else {"sha": self.commit.sha, "branch": self.commit.branch},
+            "commit_skipped": None if self.commit is None else self.commit.skipped,
             "error": self.error,
         }
 

@@ -66,6 +66,8 @@ RESULT_KEYS = {
     "tool_calls",
     "permission_denials",
     "hook_blocks",
+    "commit",
+    "commit_skipped",
     "error",
     # Long sessions (issue #28).
     "compactions",

@@ -245,6 +245,9 @@ UNTRUSTED_TABLE: list[tuple[str, Any, bool]] = [
     ("api.max_retry_wait_s", 60, True),
     ("api.transport", "sdk", True),
     ("effort", "max", True),
+    # Committing in the user's repository is theirs to ask for; a repository may only say no.
+    ("git.commit", True, False),
+    ("git.commit", False, True),
     # Prices and request rules: a repository could make a budget meaningless.
     ("models", {"claude-x": {"input": 0.0, "output": 0.0}}, False),
     # An MCP server is a program agentcli starts: a cloned repository must not name one.

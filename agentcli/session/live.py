@@ -3,11 +3,12 @@ and the one way it changes while it does.
 
 Every mid-session change is a method here: switching the model, the permission mode or the
 reasoning effort, granting a rule, setting the acceptance checks, continuing a recorded session
-(`resume`), starting a new one (`clear`), recording settings, closing. Nothing else assigns the
-conversation's collaborators; what a caller needs to read is a read-only property. What is
-added to a session (hooks, skills, subagents, compaction, batch) plugs into this API: skills
-and custom commands run through `command` and `run_command`, and what their `allowed-tools`
-grant lasts for one task (`grant_for_task`).
+(`resume`), starting a new one (`clear`), recording settings, closing; and in the user's git
+repository (`agentcli.usergit`), starting a branch and committing the last task. Nothing else
+assigns the conversation's collaborators; what a caller needs to read is a read-only property.
+What is added to a session (hooks, skills, subagents, compaction, batch) plugs into this API:
+skills and custom commands run through `command` and `run_command`, and what their
+`allowed-tools` grant lasts for one task (`grant_for_task`).
 
 The options the session was opened with are kept and follow the changes (model, mode, effort,
 checks), so the session `clear` starts is the one a fresh start with those options would be.
@@ -20,6 +21,7 @@ calls first, so they never miss a task); the SessionEnd hooks of a session left 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -34,7 +36,7 @@ from agentcli.context.compaction import CompactionObserver, CompactionOutcome
 from agentcli.context.pins import PinSource
 from agentcli.context.report import ContextReport
 from agentcli.conversation import ConversationManager
-from agentcli.errors import UsageError
+from agentcli.errors import GitRefusal, UsageError
 from agentcli.events import EventSink
 from agentcli.hooks import HookEngine
 from agentcli.hooks.listing import approved_lines, hook_lines
@@ -54,11 +56,16 @@ from agentcli.skills.expand import expanded_pieces, joined, wrapped
 from agentcli.skills.grants import TURN_SOURCE
 from agentcli.skills.inject import Injected, run_shell_lines
 from agentcli.skills.substitute import ShellLine
-from agentcli.tasks import CommandOrigin, TaskResult, TaskState
+from agentcli.snapshots import SnapshotError
+from agentcli.tasks import CommandOrigin, CommitOutcome, TaskResult, TaskState
 from agentcli.terminal_reason import TerminalReason
 from agentcli.todo import TodoList
 from agentcli.tools.base import Tool
 from agentcli.usage import SessionTotals, Usage
+from agentcli.usergit.branch import Switched, create_branch
+from agentcli.usergit.commit import NothingToCommit, check_committable, commit_files
+from agentcli.usergit.message import parts_for_task, unverified_reason
+from agentcli.usergit.status import RepoStatus, repo_status
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +81,15 @@ class SessionParts:
 
 Renew = Callable[[], SessionParts]
 """Builds the parts of a new session with the options as they are now (what `clear` uses)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommitReport:
+    """What committing the last task did (`outcome`, for the result) and what the user should
+    hear about it (`notices`: hooks an untrusted workspace did not run)."""
+
+    outcome: CommitOutcome
+    notices: tuple[str, ...] = ()
 
 
 class LiveSession:
@@ -98,6 +114,8 @@ class LiveSession:
         self._skills = skills or Catalog.empty(manager.workspace)
         self._retired: list[ModelClient] = []
         self._closed = False
+        self._last_task: tuple[str, TaskResult] | None = None
+        """The prompt and result of the last task this process ran in the session."""
         self._start: str | None = start
         """The SessionStart still to fire (None: fired)."""
         self._started = False
@@ -229,8 +247,11 @@ class LiveSession:
         """Run one user request to a terminal state (never raises for task-ending conditions).
         `context` goes to the model before `prompt`; the task is recorded by `prompt` alone."""
         await self.begin()
+        self._last_task = None  # a task cancelled before its result leaves none to commit
         try:
-            return await self._manager.run_task(prompt, context=context)
+            result = await self._manager.run_task(prompt, context=context)
+            self._last_task = (prompt, result)
+            return result
         finally:
             self._end_task_grants()  # a skill the model loaded granted them for this task
 
@@ -243,6 +264,7 @@ class LiveSession:
         `preface` and `context`), with its `model` and `effort` for this task. UsageError when
         its file cannot be read now."""
         await self.begin()
+        self._last_task = None
         started = time.monotonic()
         definition = invoked.definition
         pieces = expanded_pieces(invoked, self.workspace)
@@ -262,6 +284,8 @@ class LiveSession:
                 prompt = "\n\n".join(part for part in (preface, text, context) if part)
                 result = await self._manager.run_task(prompt, command=origin)
             result.tool_calls[:0] = [record.summary() for record in injected.records]
+            # Its commit's subject, when the model gives none, is the command as typed.
+            self._last_task = (f"{origin.name} {origin.arguments}".strip(), result)
             return result
         finally:
             self._end_task_grants()
@@ -269,6 +293,65 @@ class LiveSession:
     async def run_checks(self, events: EventSink | None = None) -> AcceptanceReport:
         """Run the acceptance checks now, on the workspace as it is (the REPL's /check)."""
         return await self._manager.run_checks(events)
+
+    # -- the user's git repository -----------------------------------------------------------
+    @property
+    def trusted(self) -> bool:
+        """Whether the user trusts the workspace (its own git hooks run only then)."""
+        return self._manager.settings.provenance.trusted
+
+    @property
+    def last_task(self) -> TaskResult | None:
+        """The result of the last task this process ran in the session (None: none yet, or
+        it was cancelled before it had one)."""
+        return None if self._last_task is None else self._last_task[1]
+
+    def start_branch(self, name: str) -> Switched:
+        """Create branch `name` from HEAD and switch to it (GitRefusal if refused: not a
+        repository, the branch exists, a merge in progress…)."""
+        return create_branch(self.workspace, name, trusted=self.trusted)
+
+    def check_committable(self, *, branching: bool = False) -> None:
+        """GitRefusal now if a task could not be committed (before a run asked to commit it);
+        `branching`: a branch is started first, so a detached HEAD is no reason."""
+        check_committable(self.workspace, detached_ok=branching)
+
+    async def commit_last_task(
+        self, message: str | None = None, *, unverified: bool = False
+    ) -> CommitReport:
+        """Commit exactly the files the last task changed, with its summary (or `message`), the
+        evidence of its checks and its ids in the message. A task that did not succeed is not
+        committed unless `unverified` (the user confirmed it); a refusal of git's after a
+        success is a failed commit (the run's exit code says so)."""
+        if self._last_task is None:
+            raise UsageError("no task of this session to commit yet", hint="run a task first")
+        prompt, result = self._last_task
+        if result.state is not TaskState.SUCCEEDED and not unverified:
+            why = unverified_reason(result)
+            return CommitReport(CommitOutcome(skipped=f"the task is not verified: {why}"))
+        parts = parts_for_task(result, prompt, message)
+        try:
+            done = await asyncio.to_thread(
+                commit_files, self.workspace, result.changed_files, parts, trusted=self.trusted
+            )
+        except GitRefusal as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            return CommitReport(CommitOutcome(skipped=exc.message + hint, failed=True))
+        if isinstance(done, NothingToCommit):
+            return CommitReport(CommitOutcome(skipped=done.reason))
+        return CommitReport(CommitOutcome(sha=done.sha, branch=done.branch), done.notices)
+
+    def repo_status(self) -> RepoStatus | None:
+        """The branch and the number of files that differ from HEAD, for a status line (None
+        outside git; blocking: run it off the event loop)."""
+        repo = self.git.repo
+        if repo is None:
+            return None
+        try:
+            tree = self._manager.snapshot_now().tree
+        except SnapshotError:
+            return None
+        return None if tree is None else repo_status(repo, tree)
 
     async def compact(self, instructions: str | None = None) -> CompactionOutcome:
         """Compact what the model is sent now (`/compact [instructions]`): a summary replaces
@@ -402,6 +485,7 @@ class LiveSession:
             todos=opened.todos,
         )
         self.record_settings(model=self.model, permission_mode=self.mode.value)
+        self._last_task = None
 
     def clear(self) -> None:
         """Start a new session with an empty conversation, with the options as they are now
@@ -411,6 +495,7 @@ class LiveSession:
         self._options.resume, self._options.continue_ = None, False
         parts = self._renew()
         manager = parts.manager
+        self._last_task = None
         self._leave("clear")
         self._start = "clear"
         self._manager.release()

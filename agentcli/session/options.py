@@ -60,6 +60,10 @@ class SessionOptions:
     mcp_config: list[Path] = field(default_factory=list)
     """`--mcp-config FILE`: MCP servers, in `.mcp.json` format."""
     provider: str | None = None
+    branch: str | None = None
+    """`run --branch NAME`: create NAME from HEAD and switch to it before the task."""
+    commit: bool | None = None
+    """`run --commit` / `--no-commit`: commit a task that succeeded (None: `[git] commit`)."""
 
     def flags(self) -> list[Flag]:
         """The settings these options set, as flags over the config files."""

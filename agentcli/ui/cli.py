@@ -279,6 +279,18 @@ def run(
         str | None,
         typer.Option("--provider", metavar="NAME", help="anthropic (default) or openai."),
     ] = None,
+    branch: Annotated[
+        str | None,
+        typer.Option("--branch", metavar="NAME", help="Create branch NAME from HEAD first."),
+    ] = None,
+    commit: Annotated[
+        bool | None,
+        typer.Option(
+            "--commit/--no-commit",
+            help="Commit the task's files if it succeeds.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run one task, then exit."""
     from agentcli.ui.run import run_command
@@ -304,6 +316,8 @@ def run(
         trust_project=trust_project,
         mcp_config=mcp_config,
         provider=provider,
+        branch=branch,
+        commit=commit,
     )
     raise typer.Exit(run_command(options))
 

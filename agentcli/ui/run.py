@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from agentcli.config import untrusted_notice
@@ -37,6 +37,7 @@ from agentcli.tools.process_group import kill_live_groups
 from agentcli.ui.failure import Failure, failure_of, report
 from agentcli.ui.render import StreamJson, TextProgress, print_result
 from agentcli.ui.resume_arg import no_picker_here
+from agentcli.ui.run_git import after_task, before_task
 from agentcli.ui.term.safe import visible
 from agentcli.usage import Usage
 
@@ -128,6 +129,14 @@ def announce(notice: str, events: EventSink) -> None:
         say(notice)
 
 
+Finish = Callable[[TaskResult], Awaitable[TaskResult]]
+"""What follows the task inside its signal handling (`--commit`)."""
+
+
+async def _then(work: Coroutine[Any, Any, TaskResult], finish: Finish) -> TaskResult:
+    return await finish(await work)
+
+
 def task_work(live: LiveSession, task: str, context: str) -> Coroutine[Any, Any, TaskResult]:
     """What running the task means: a custom command or skill when it starts with one
     (`/name args`: expanded by the session, the piped context after it), else the text as it
@@ -216,7 +225,10 @@ def run_command(options: SessionOptions) -> int:
                 permission_mode=live.mode.value,
                 tools=[tool.name for tool in live.tools],
             )
-        work = task_work(live, text, context)
+        before_task(options, live, events)
+        work = _then(
+            task_work(live, text, context), functools.partial(after_task, options, live, events)
+        )
         _collect_garbage_again()
         result = asyncio.run(_run_with_signals(live, work))
     except (Exception, KeyboardInterrupt) as exc:

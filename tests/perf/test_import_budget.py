@@ -5,7 +5,8 @@ native libraries) is cheap: ~1 ms on top of what agentcli imports anyway (~8 ms 
 interpreter), against ~70 ms for bashlex, which it replaced. It is still loaded only where a
 command is classified: a native library has no business in `--version`. Each command below runs
 in a fresh interpreter, and the test names every heavy module it loaded that it has no use for
-("git" stands for GitPython, which only `agentcli batch` uses, as does Ray).
+("git" stands for GitPython, which only `run --branch/--commit`, `/commit`, `/branch` and
+`agentcli batch` load: its import costs 0.2-0.4 s, `git version` included; batch's Ray too).
 """
 
 from __future__ import annotations
@@ -140,3 +141,18 @@ def test_run_sends_its_request_without_the_sdk_unless_asked_to(
     assert "git" not in modules
     if transport is None:
         assert "anthropic" not in modules
+
+
+def test_run_loads_gitpython_only_for_branch_or_commit(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other side of the test above (a run without `--branch`/`--commit` never loads
+    GitPython): with `--branch` it does, so that test would see it if a plain run did."""
+    subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
+    with FakeMessagesServer() as server:
+        server.push(stream_message([text("done")]))
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+        code, modules = loaded_by(["run", "hi", "-q", "--branch", "topic"], workspace)
+    assert code == 0
+    assert "git" in modules

@@ -52,6 +52,7 @@ def test_command_completion(completer: ReplCompleter) -> None:
     assert completions(completer, "/c") == [
         "/clear",
         "/check",
+        "/commit",
         "/cost",
         "/compact",
         "/context",

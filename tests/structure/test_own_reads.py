@@ -35,6 +35,16 @@ ALLOWED: dict[str, dict[str, str]] = {
         "_write_if_changed": "agentcli's own files in its private git dir",
         "_sync_file": "the private copy it keeps (the repository's file goes through safe_read)",
     },
+    "agentcli.usergit.repository": {
+        "UserRepo.index_locked": "creates the repository's `index.lock` (git's own lock "
+        "protocol, O_EXCL), never reads it",
+    },
+    "agentcli.usergit.commit": {
+        "_seed": "copies the repository's index (git metadata, checked `is_file()`) for a "
+        "temporary index in its git dir; copied by the kernel, never read into memory",
+        "_update_index": "the same copy, which becomes the new index once its entries for "
+        "the committed files are updated",
+    },
     "agentcli.sandbox.bootstrap": {"helper_program": "agentcli's own source, for the helper"},
     "agentcli.sandbox.exec": {"shape_mounts": "O_PATH handles for bind mounts, never read"},
     "agentcli.sandbox.landlock": {"_add_rule": "an O_PATH handle for a Landlock rule"},

@@ -31,7 +31,7 @@ from agentcli.errors import UsageError
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.provider import Provider
 from agentcli.session.options import SessionOptions
-from agentcli.ui.repl import commands, custom
+from agentcli.ui.repl import commands, custom, git_commands
 from agentcli.ui.repl.bang import take_context
 from agentcli.ui.repl.call_log import ShowLatestCall, show_call
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
@@ -303,6 +303,8 @@ class Repl:
                 await commands.dispatch(self, *parsed)
             else:
                 await self.run_task(line.strip())
+            if parsed is None or parsed[0] in git_commands.CHANGES_THE_REPOSITORY:
+                await git_commands.refresh_status(self)
         except UsageError as exc:
             self.usage_error(exc)
         except Exception as exc:  # a broken command or session must not end the REPL

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from agentcli.catalogue import CATALOGUE, EFFORTS, Catalogue, Effort, choice_notices
 from agentcli.errors import UsageError
-from agentcli.ui.repl import bang, call_log, context_commands, custom, features
+from agentcli.ui.repl import bang, call_log, context_commands, custom, features, git_commands
 from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
@@ -253,6 +253,15 @@ COMMANDS: dict[str, Command] = {
         Command("/check", "/check", "Run the acceptance checks now.", features.check),
         Command("/diff", "/diff", "Show the changes of the current task.", features.diff),
         Command("/undo", "/undo", "Revert the agent's changes of the last task.", features.undo),
+        Command(
+            "/commit",
+            "/commit [MESSAGE]",
+            "Commit the files the last task changed (git).",
+            git_commands.commit,
+        ),
+        Command(
+            "/branch", "/branch [NAME]", "Show the branch, or start NAME here.", git_commands.branch
+        ),
         Command("/cost", "/cost", "Tokens and cost of this session.", _cost),
         Command(
             "/compact",

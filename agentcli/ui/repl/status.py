@@ -1,4 +1,5 @@
-"""The REPL's status line: model, permission mode, tokens and cost so far, and the task state.
+"""The REPL's status line: model, permission mode, the git branch and how many files differ from
+HEAD, tokens and cost so far, and the task state.
 
 One `Status` object is shared by the prompt (bottom toolbar) and the task renderer (live line
 under the streamed answer). Session totals are the finished tasks' usage plus the running task's
@@ -49,6 +50,9 @@ class Status:
     """The todo list as `todo_write` last saved it."""
     show_todos: bool = True
     """Whether the checklist is shown (Ctrl-T toggles it)."""
+    repo: str = ""
+    """The repository's branch and changed files (`main · 2 changed`); empty outside git or
+    before it was read (`git_commands.refresh_status`)."""
 
     @property
     def usage(self) -> Usage:
@@ -113,10 +117,11 @@ class Status:
         return lines
 
     def line(self, width: int = 80) -> str:
-        """The prompt's status line: model, mode, tokens, cost, last task state."""
+        """The prompt's status line: model, mode, repository, tokens, cost, last task state."""
         parts = [
             self.model,
             self.mode,
+            *([self.repo] if self.repo else []),
             f"{format_tokens(self.usage.total_tokens)} tok",
             format_cost(self.cost),
             *([self.context] if self.context else []),
