@@ -181,8 +181,12 @@ class _Run:
             if failed is not None:
                 said = f"{failed.problem}: {failed.command}" if failed.command else failed.problem
                 return error_result(said), None
-        argv = _command_line(self.spec, config, mode, session, self.budget_usd)
+        branch = branch_for(task.instance_id)
+        commit = committing(paths.workspace, branch)
+        argv = _command_line(self.spec, config, mode, session, self.budget_usd, commit)
         result = self.run_child(argv, session)
+        if commit and result.get("task_state") in ENDED_UNCOMMITTED and not result.get("commit"):
+            drop_branch(paths.workspace, branch, self.spec.base)
         try:
             patch = checkout.model_patch(paths.workspace, self.spec.base)
         except Exception as exc:  # a patch that cannot be made is said in the result
@@ -297,12 +301,63 @@ def _model_of(spec: TaskSpec, config: RunConfig) -> str | None:
     return spec.task.model or config.model or config.environment.get("AGENTCLI_MODEL")
 
 
+ENDED_UNCOMMITTED = frozenset({"failed", "unverified", "budget_exhausted"})
+"""A task that ended in one of these states is over (a rerun does not resume it) and its
+changes are not committed: the branch it was given goes, so only tasks that succeeded leave
+one behind."""
+
+
+def drop_branch(workspace: Path, branch: str, base: str) -> None:
+    """Take the task's checkout off `branch` (back to `base`, its changes kept in the work
+    tree for `preds.json`) and delete the branch, when it holds nothing but `base`: a branch
+    with a commit on it is never deleted."""
+    from agentcli.errors import GitRefusal
+    from agentcli.usergit.repository import open_repository
+
+    try:
+        with open_repository(workspace, trusted=False) as repo:
+            tip = repo.query("rev-parse", "--verify", "--quiet", f"refs/heads/{branch}^{{commit}}")
+            if tip.stdout.decode().strip() != base or repo.head().branch != branch:
+                return
+            repo.query("checkout", "--quiet", "--detach")
+            repo.query("branch", "-D", "--quiet", branch)
+    except GitRefusal:
+        return  # left as it is: a branch too many is no harm
+
+
+def committing(workspace: Path, branch: str) -> list[str]:
+    """What the run is asked to do with git: commit the task's changes if it succeeds
+    (`--commit`: exactly its changed files, its evidence in the message), on `branch`, started
+    from the base commit unless an earlier attempt started it already (`--branch`). Nothing
+    when no commit could be made here (no git identity: `git config user.email`): the run
+    goes on, and its diff is in `preds.json` all the same."""
+    from agentcli.errors import GitRefusal
+    from agentcli.usergit.commit import check_committable
+    from agentcli.usergit.repository import open_repository
+
+    try:
+        check_committable(workspace, detached_ok=True)
+        with open_repository(workspace, trusted=False) as repo:
+            on = repo.head().branch
+            exists = repo.query(
+                "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}", ok_codes=(0, 1)
+            )
+    except GitRefusal:
+        return []
+    if on == branch:
+        return ["--commit"]  # an earlier attempt started it: go on committing there
+    if exists.status == 0:
+        return []  # left by an earlier batch, this checkout started afresh: never reused
+    return ["--commit", "--branch", branch]
+
+
 def _command_line(
     spec: TaskSpec,
     config: RunConfig,
     mode: PermissionMode,
     session: str | None,
     batch_budget: float | None,
+    commit: list[str],
 ) -> list[str]:
     task = spec.task
     argv = [sys.executable, "-c", CHILD_PRELUDE, "run", "--output-format", "json", "-q"]
@@ -323,10 +378,7 @@ def _command_line(
         argv += ["--timeout", repr(limits.timeout_s)]
     if session is not None:
         argv += ["--resume", session]
-    # Seam for committing each task's work (issue #33): once `agentcli run` can commit a
-    # succeeded task, the batch asks it to here, on `branch_for(task.instance_id)`; the run
-    # does the git work itself (its user-facing git code), in the task's checkout.
-    return [*argv, "-"]
+    return [*argv, *commit, "-"]
 
 
 def branch_for(instance_id: str) -> str:

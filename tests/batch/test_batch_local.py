@@ -361,3 +361,52 @@ def test_setup_runs_sandboxed_in_the_fresh_checkout_and_a_failing_one_is_an_erro
     assert not (out / "tasks" / "s2" / "workspace" / "x").exists()  # the rest did not run
     assert answers.served("ok", 0) == 1  # s2's agent never started
     assert "+ready" in json.loads((out / "preds.json").read_text())["s1"]["model_patch"]
+
+
+def test_a_succeeded_task_is_committed_on_its_own_branch_and_a_failed_one_is_not(
+    tmp_path: Path,
+) -> None:
+    """With a git identity, each task that succeeded has its changes committed on
+    `agentcli/<instance_id>` (the same commit `run --commit` makes: exactly its files, its
+    evidence and ids in the message); a failed task's are left uncommitted, its diff still in
+    `preds.json`. The user's own branch is untouched."""
+    base = make_repo(tmp_path / "repo", {"README": "hello\n"})
+    lines = [
+        {
+            "instance_id": "good",
+            "problem_statement": "[ok] write it",
+            "repo": str(tmp_path / "repo"),
+        },
+        {
+            "instance_id": "poor",
+            "problem_statement": "[bad] write it",
+            "repo": str(tmp_path / "repo"),
+        },
+    ]
+    for line in lines:
+        line["accept"] = [ACCEPT]
+    tasks = write_tasks(tmp_path / "tasks.jsonl", lines)
+    out = tmp_path / "out"
+    identity = {
+        "GIT_AUTHOR_NAME": "Ada",
+        "GIT_AUTHOR_EMAIL": "ada@example.com",
+        "GIT_COMMITTER_NAME": "Ada",
+        "GIT_COMMITTER_EMAIL": "ada@example.com",
+    }
+    with FakeMessagesServer(responder=scripts()) as server:
+        env = {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "test", **identity}
+        done = decoded(
+            run_in_process("batch", str(tasks), "--out", str(out), cwd=tmp_path, env=env)
+        )
+    assert done.returncode == 1, done.stderr  # `poor` failed its check
+    by_id = {line["instance_id"]: line for line in results(out)}
+    assert by_id["good"]["commit"]["branch"] == "agentcli/good"
+    assert by_id["poor"]["commit"] is None and by_id["poor"]["commit_skipped"]
+    repo = tmp_path / "repo"
+    message = git("log", "-1", "--format=%B", "agentcli/good", cwd=repo)
+    assert f"Agentcli-Task: {by_id['good']['task_id']}" in message
+    assert git("diff", "--name-only", base, "agentcli/good", cwd=repo) == "answer.txt"
+    assert git("rev-parse", "main", cwd=repo) == base  # nothing went on the user's branch
+    branches = git("branch", "--list", "agentcli/*", "--format=%(refname:short)", cwd=repo)
+    assert branches.split() == ["agentcli/good"]
+    assert "+41" in json.loads((out / "preds.json").read_text())["poor"]["model_patch"]
