@@ -96,6 +96,9 @@ class PermissionDecided(Event):
     name: str
     decision: str
     reason: str
+    rule: str | None = None
+    """The narrowest allow rule that would have allowed a denied call (None: none would, as
+    under a deny rule, or it was allowed)."""
 
 
 @dataclass(frozen=True, slots=True)

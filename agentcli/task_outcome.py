@@ -91,4 +91,5 @@ def blocked_by_denials(result: TaskResult) -> None:
     result.state = task_state_for(result.reason, None)
     what = "; ".join(f"{d['tool']}: {d['reason']}" for d in denied[:3])
     more = f" (and {len(denied) - 3} more)" if len(denied) > 3 else ""
-    result.error = f"the task changed nothing and {len(denied)} call(s) were denied: {what}{more}"
+    calls = "1 call was" if len(denied) == 1 else f"{len(denied)} calls were"
+    result.error = f"the task changed nothing and {calls} denied: {what}{more}"

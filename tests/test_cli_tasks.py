@@ -198,7 +198,7 @@ def test_denied_writes_then_done_is_not_a_success(
     assert data["subtype"] == "error_permission_denied" and data["is_error"] is True
     assert data["final_text"] == "Done: wrote notes.md."  # the claim is kept, and not believed
     assert [d["tool"] for d in data["permission_denials"]] == ["write_file"]
-    assert data["error"].startswith("the task changed nothing and 1 call(s) were denied")
+    assert data["error"].startswith("the task changed nothing and 1 call was denied")
 
 
 def test_a_denial_that_did_not_stop_the_work_is_not_a_failure(

@@ -112,3 +112,19 @@ def test_narration_of_a_task_that_did_not_end_is_not_printed_as_the_answer(
     out, err = capsys.readouterr()
     assert out == ""  # `agentcli run … > answer.txt` gets no narration for an answer
     assert err.rstrip().splitlines()[-1].startswith(f"agentcli: task {state.value}: ")
+
+
+def test_a_denied_call_says_the_whole_rule_that_would_allow_it() -> None:
+    """The hint was the model's text cut at 200 characters (`--allow 'mcp__notes__add_no`)."""
+    rule = "mcp__notes__add_note_with_a_rather_long_name"
+    text = progress_of(
+        ToolCallProposed(call_id="c3", name=rule, input={"title": "x"}),
+        PermissionDecided(
+            call_id="c3", name=rule, decision="deny", reason="no terminal", rule=rule
+        ),
+        ToolCallFinished(
+            call_id="c3", name=rule, status="denied", is_error=True, summary="x", duration_s=0
+        ),
+    )
+    assert text.strip().endswith(f"denied: no terminal (to allow it: --allow '{rule}')")
+    assert "Do not retry" not in text

@@ -30,7 +30,9 @@ class Permission:
     confinement: Confinement | None = None
     """How an allowed call runs (what the policy's verdict said)."""
     reason: str = ""
-    """Why the call was denied."""
+    """Why the call was denied, in the user's terms."""
+    rule: str | None = None
+    """The allow rule that would let such a call run (None: none would)."""
     message: str = ""
     """What the model is told about a denied call."""
 
@@ -68,21 +70,24 @@ async def ask_permission(
             policy.remember(verdict.suggested_rule)
         decision = Decision.DENY if answer.answer is Answer.NO else Decision.ALLOW
         reason = answer.reason or f"user answered {answer.answer.value}"
+    denied = decision is not Decision.ALLOW
+    rule = verdict.suggested_rule if denied and verdict.decision is not Decision.DENY else None
     events(
         PermissionDecided(
-            call_id=record.call_id, name=tool.name, decision=decision.value, reason=reason
+            call_id=record.call_id,
+            name=tool.name,
+            decision=decision.value,
+            reason=reason,
+            rule=rule,
         )
     )
-    if decision is Decision.ALLOW:
+    if not denied:
         return Permission(allowed=True, confinement=verdict.confinement)
-    hint = (
-        f" The user can allow it with --allow '{verdict.suggested_rule}'."
-        if verdict.suggested_rule
-        else ""
-    )
+    hint = f" The user can allow it with --allow '{rule}'." if rule else ""
     return Permission(
         allowed=False,
         reason=reason,
+        rule=rule,
         message=f"permission denied: {reason}.{hint} Do not retry the same call; "
         "continue without it or explain what you need.",
     )

@@ -204,10 +204,19 @@ class ToolRuntime:
         )
         if not permission.allowed:
             self.denials.append(
-                {"tool": tool.name, "input": record.input, "reason": permission.reason}
+                {
+                    "tool": tool.name,
+                    "input": record.input,
+                    "reason": permission.reason,
+                    "rule": permission.rule,
+                }
             )
             self._finish(
-                record, CallStatus.DENIED, ToolErrorKind.PERMISSION_DENIED, permission.message
+                record,
+                CallStatus.DENIED,
+                ToolErrorKind.PERMISSION_DENIED,
+                permission.message,
+                summary=permission.reason,
             )
             return None
         confinement = permission.confinement
@@ -356,7 +365,12 @@ class ToolRuntime:
         status: CallStatus,
         kind: ToolErrorKind | None,
         text: str,
+        *,
+        summary: str | None = None,
     ) -> None:
+        """Record how the call ended and say so; `summary`: what a progress line says of it
+        (default: its result's first line; a denial's is its reason, not what the model is
+        told)."""
         record.status = status
         record.error_kind = kind
         text = for_model(text)  # names that are not UTF-8 as `\xff`: valid for the API
@@ -368,7 +382,7 @@ class ToolRuntime:
                 name=record.name,
                 status=status.value,
                 is_error=record.is_error,
-                summary=_summary(record, text),
+                summary=summary if summary is not None else _summary(record, text),
                 duration_s=round(record.duration_s, 3),
             )
         )

@@ -97,7 +97,8 @@ class TextProgress:
         self._console: Console | None = None
         self._inputs: dict[str, dict[str, Any]] = {}
         self._denials: dict[str, str] = {}
-        """Why each denied call was denied (said on its one line when it finishes)."""
+        """Why each denied call was denied, and how to allow it (said on its one line when it
+        finishes)."""
         self._thinking: list[str] = []
         """The current response's (summarized) thinking: on the newest models, what it writes
         between tool calls arrives there."""
@@ -146,7 +147,8 @@ class TextProgress:
                 )
             )
         if isinstance(event, PermissionDecided) and event.decision == "deny":
-            self._denials[event.call_id] = event.reason  # said when the call finishes
+            allow = f" (to allow it: --allow '{event.rule}')" if event.rule else ""
+            self._denials[event.call_id] = event.reason + allow  # said when the call finishes
             return None
         if isinstance(event, HookFinished) and event.blocked:
             return _text(*hook_block_line(event))

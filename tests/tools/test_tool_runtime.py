@@ -406,3 +406,15 @@ async def test_a_read_is_summarized_by_its_lines_not_by_the_file_s_first_line(
     await harness.call("read_file", path="a.py")
     (finished,) = [e for e in harness.events if isinstance(e, ToolCallFinished)]
     assert finished.summary == "lines 1-2 of 2"
+
+
+async def test_a_denied_call_is_summarized_by_its_reason_not_by_what_the_model_is_told(
+    make_harness: Any,
+) -> None:
+    harness = make_harness([Hooks()], mode=PermissionMode.READ_ONLY)
+    record = await harness.call("hooks", note="hello")
+    assert record.status is CallStatus.DENIED
+    assert "Do not retry" in record.result_text  # the model is told what to do...
+    (finished,) = [e for e in harness.events if isinstance(e, ToolCallFinished)]
+    assert "Do not retry" not in finished.summary  # ...the user sees why, whole
+    assert finished.summary == "read-only mode denies every write and command"
