@@ -105,6 +105,9 @@ def configured_servers(
             found.ignored = _names_in(project)
     for path in extra_files:
         found.servers.update(read_servers(path, f"--mcp-config {path}", flag=True))
+    # A server the user configured (`--mcp-config` naming the workspace's own `.mcp.json`, say)
+    # is listed once, as the one that starts, not again as ignored.
+    found.ignored = [name for name in found.ignored if name not in found.servers]
     return found
 
 

@@ -208,3 +208,20 @@ def test_doctor_names_the_mcp_servers_without_starting_them(workspace: Path) -> 
     assert f"none readable in {workspace / '.mcp.json'} (ignored: untrusted)" in mcp_line()
     set_trusted(workspace, True)  # now it would be started: broken, it is an error to fix
     assert "cannot be read" in mcp_line() and ".mcp.json" in mcp_line()
+
+
+def test_a_server_named_on_the_command_line_is_listed_once_in_an_untrusted_workspace(
+    workspace: Path,
+) -> None:
+    """`mcp list --mcp-config .mcp.json` in a repository not trusted listed `fs` twice: as the
+    server that starts (from the flag) and as ignored (the workspace's own file)."""
+    from agentcli.mcp.listing import server_lines
+
+    project = write_servers(workspace / ".mcp.json", {"fs": stdio(DEMO), "github": stdio(DEMO)})
+    extra = write_servers(workspace.parent / "mine.json", {"fs": stdio(DEMO)})
+    for given in (project, extra):
+        found = configured_servers(load_settings(workspace), workspace, [given])
+        lines = server_lines(found)
+        names = [line.split()[0] for line in lines if not line.startswith(" ")]
+        assert names.count("fs") == 1, lines
+        assert found.ignored == ([] if given == project else ["github"])

@@ -119,3 +119,18 @@ async def test_bang_needs_no_session(workspace: Path) -> None:
         assert await asyncio.wait_for(harness.repl.run(), 30) == 0
     assert "  quick\n" in harness.text and "exit 0 · added to the context" in harness.text
     assert harness.managers == []  # no session was opened
+
+
+def test_the_pager_footer_fits_the_terminal_and_says_how_to_leave_first() -> None:
+    """At 100 columns the footer was cut mid-word (`q or Es`): how to leave comes first, and
+    what does not fit whole is left out."""
+    from rich.text import Text
+
+    from agentcli.ui.term.pager import Pager
+
+    pager = Pager(Text("\n".join(f"line {n}" for n in range(150))), "#3 shell pytest -q", 100)
+    for width in (100, 60, 30):
+        ((style, line),) = pager.status(width)
+        assert len(line) <= width and line.startswith(" q/Esc back")
+    assert "lines 1-20 of 150" in pager.status(60)[0][1]
+    assert pager.status(10_000)[0][1].rstrip().endswith("g/G top/end")

@@ -119,3 +119,41 @@ def test_history_falls_back_to_memory_when_unwritable(tmp_path: Path) -> None:
     blocker.write_text("")
     history = open_history(blocker / "sub" / "history")
     assert type(history).__name__ == "InMemoryHistory"
+
+
+async def test_tab_into_a_folder_lists_what_it_holds_at_once(tmp_path: Path) -> None:
+    """`@ca` + Tab completed `@calc/` but listed its files only after another key."""
+    import asyncio
+
+    (tmp_path / "calc").mkdir()
+    for name in ("a.py", "b.py"):
+        (tmp_path / "calc" / name).write_text("")
+    with create_pipe_input() as pipe:
+        session = make_session(
+            history=open_history(tmp_path / "h" / "history"),
+            completer=ReplCompleter({}, tmp_path),
+            toolbar=lambda: "status",
+            depth=ColorDepth.DEPTH_1_BIT,
+            input=pipe,
+            output=DummyOutput(),
+        )
+        reading = asyncio.create_task(session.prompt_async(handle_sigint=False))
+        pipe.send_text("@ca")
+        buffer = session.default_buffer
+        for _ in range(200):  # completion while typing runs in the background
+            await asyncio.sleep(0.01)
+            if buffer.complete_state is not None:
+                break
+        pipe.send_text("\t")
+        listed: list[str] = []
+        for _ in range(200):
+            await asyncio.sleep(0.01)
+            state = buffer.complete_state
+            listed = [c.text for c in state.completions] if state else []
+            if listed != ["@calc/"]:
+                break
+        assert buffer.text == "@calc/"
+        assert listed == ["@calc/a.py", "@calc/b.py"]
+        pipe.send_text("\x03\x04")
+        with pytest.raises(EOFError):
+            await reading

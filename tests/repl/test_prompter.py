@@ -257,3 +257,27 @@ async def test_d_pages_through_the_whole_diff_then_asks_again() -> None:
     paged = drawn.getvalue()
     assert "new line 299" in paged  # the last line of the diff, never shown at the prompt
     assert "of 604 · " in paged  # the status line: stat, 3 header lines, 600 changed
+
+
+async def test_a_preview_never_pushes_the_question_off_a_small_screen() -> None:
+    """A 60-line new file scrolled the question off a 24-row terminal: the preview is cut to
+    what fits above the question, and `d` pages through the rest."""
+    out = io.StringIO()
+    con = Console(file=out, width=80, height=24, markup=False, highlight=False)
+    content = "".join(f"line {n}\n" for n in range(60))
+    req = PermissionRequest(
+        call_id="call-s",
+        tool="write_file",
+        risk=Risk.WRITE,
+        target=PermissionTarget(rule_class="write_file", subject="n.py", summary="create n.py"),
+        suggested_rule=None,
+        preview=small_diff(None, content, "n.py", max_lines=None),
+    )
+    with create_pipe_input() as pipe:
+        prompter = TerminalPrompter(con, input=pipe, output=DummyOutput())
+        pipe.send_text("y")
+        await asyncio.wait_for(prompter.ask(req), 5)
+    shown = out.getvalue().splitlines()
+    assert len(shown) <= 24 - 1  # the `allow?` prompt's line still fits below
+    assert "d page through all of it" in shown[-1]
+    assert "+60 -0 lines" in out.getvalue()

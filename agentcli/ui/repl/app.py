@@ -285,6 +285,7 @@ class Repl:
             try:
                 return await self.session.prompt_async(default=draft, handle_sigint=False)
             except ShowLatestCall as request:  # Ctrl-O; what was typed stays typed
+                self.session.app.erase_when_done = False
                 draft = request.draft
                 await show_call(self, "")
             except KeyboardInterrupt:

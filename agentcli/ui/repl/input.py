@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
@@ -40,6 +41,43 @@ class CustomCommand:
     hint: str
     """Its `argument-hint` (empty: none)."""
     description: str
+
+
+def _complete(event: KeyPressEvent) -> None:
+    """Tab: the only completion is taken (a folder: what it holds is listed at once), else the
+    next one is selected, else completion starts."""
+    buffer = event.current_buffer
+    state = buffer.complete_state
+    if state is not None and len(state.completions) == 1:
+        _apply(buffer, state.completions[0])
+    elif state is not None:
+        buffer.complete_next()
+    else:
+        buffer.start_completion(insert_common_part=True)
+
+
+def _send(event: KeyPressEvent) -> None:
+    """Enter: take the completion selected, continue a line that ends in a backslash, else
+    send the line."""
+    buffer = event.current_buffer
+    state = buffer.complete_state
+    if state is not None and state.current_completion is not None:
+        _apply(buffer, state.current_completion)
+        return
+    document = buffer.document
+    if document.text_before_cursor.endswith("\\") and document.is_cursor_at_the_end:
+        buffer.delete_before_cursor(1)
+        buffer.insert_text("\n")
+        return
+    buffer.validate_and_handle()
+
+
+def _apply(buffer: Buffer, completion: Completion) -> None:
+    """Take `completion`; a folder (`@calc/`) lists what it holds at once, as a shell does,
+    instead of after one more key."""
+    buffer.apply_completion(completion)
+    if completion.text.endswith("/"):
+        buffer.start_completion(select_first=False)
 
 
 class ReplCompleter(Completer):
@@ -124,23 +162,13 @@ def key_bindings(toggle_todos: Callable[[], None] | None = None) -> KeyBindings:
     def _show_latest_call(event: KeyPressEvent) -> None:
         from agentcli.ui.repl.call_log import ShowLatestCall
 
+        # The half-typed line is kept (it comes back after the pager), not left on the screen
+        # as a line of its own under the pager's output.
+        event.app.erase_when_done = True
         event.app.exit(exception=ShowLatestCall(event.current_buffer.text))
 
-    @bindings.add("enter")
-    def _send(event: KeyPressEvent) -> None:
-        buffer = event.current_buffer
-        state = buffer.complete_state
-        if state is not None and state.current_completion is not None:
-            buffer.apply_completion(state.current_completion)
-            return
-        if (
-            buffer.document.text_before_cursor.endswith("\\")
-            and buffer.document.is_cursor_at_the_end
-        ):
-            buffer.delete_before_cursor(1)
-            buffer.insert_text("\n")
-            return
-        buffer.validate_and_handle()
+    bindings.add("tab")(_complete)
+    bindings.add("enter")(_send)
 
     @bindings.add("escape", "enter")
     @bindings.add("c-j")

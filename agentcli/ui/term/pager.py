@@ -22,7 +22,8 @@ from prompt_toolkit.output import Output
 from rich.console import Console
 from rich.text import Text
 
-HELP = "↑/↓ j/k line · Space/PgDn PgUp/b page · g/G top/end · q or Esc back"
+QUIT = "q/Esc back"
+HELP = "↑/↓ j/k line · Space/PgDn PgUp/b page · g/G top/end"
 
 
 def styled_lines(text: Text, width: int) -> list[StyleAndTextTuples]:
@@ -55,10 +56,20 @@ class Pager:
             fragments.append(("", "\n"))
         return fragments
 
-    def status(self) -> StyleAndTextTuples:
+    def status(self, width: int = 10_000) -> StyleAndTextTuples:
+        """The bottom line: how to leave first, where the view is, then the title and the
+        other keys as far as `width` lets them (never cut in a word: a part fits or goes)."""
         last = min(len(self.lines), self.top + self.height)
-        where = f" {self.title} · lines {self.top + 1}-{last} of {len(self.lines)} · "
-        return [("reverse", where + HELP)]
+        parts = [QUIT, f"lines {self.top + 1}-{last} of {len(self.lines)}", self.title, HELP]
+        line = ""
+        for part in parts:
+            candidate = f"{line} · {part}" if line else f" {part}"
+            if len(candidate) + 1 > width:
+                if not line:  # not even the first part fits: cut it
+                    line = candidate[: max(1, width - 1)]
+                break
+            line = candidate
+        return [("reverse", line + " ")]
 
 
 async def page(
@@ -112,7 +123,10 @@ async def page(
         HSplit(
             [
                 Window(FormattedTextControl(pager.body), wrap_lines=False),
-                Window(FormattedTextControl(pager.status), height=1),
+                Window(
+                    FormattedTextControl(lambda: pager.status(app.output.get_size().columns)),
+                    height=1,
+                ),
             ]
         )
     )

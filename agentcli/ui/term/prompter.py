@@ -93,9 +93,14 @@ def preview_text(request: PermissionRequest, max_lines: int | None = MAX_PREVIEW
     return text
 
 
-def is_long(request: PermissionRequest) -> bool:
-    """Whether the preview is cut at the prompt, so `d` pages through all of it."""
-    return len(preview_lines(request)) > MAX_PREVIEW_LINES
+ROOM_FOR_THE_QUESTION = 10
+"""Lines the question needs under a preview (what wants what, warnings, how it runs, the
+answers and the prompt): a preview never pushes the question off the screen."""
+
+
+def is_long(request: PermissionRequest, cap: int = MAX_PREVIEW_LINES) -> bool:
+    """Whether the preview is cut at the prompt (at `cap` lines), so `d` pages through all."""
+    return len(preview_lines(request)) > cap
 
 
 class TerminalPrompter:
@@ -124,7 +129,7 @@ class TerminalPrompter:
                 if self._input is None:
                     _flush_typeahead()
                 choices = "yan" if request.suggested_rule else "yn"
-                key = await self._read_key(choices + ("d" if is_long(request) else ""))
+                key = await self._read_key(choices + ("d" if is_long(request, self._cap()) else ""))
                 while key == "d":
                     await page(
                         preview_text(request, max_lines=None),
@@ -146,6 +151,10 @@ class TerminalPrompter:
                     return PromptAnswer(Answer.ALWAYS)
                 return PromptAnswer(Answer.NO, await self._read_reason())
 
+    def _cap(self) -> int:
+        """How many preview lines fit above the question on this terminal."""
+        return max(3, min(MAX_PREVIEW_LINES, self.console.height - ROOM_FOR_THE_QUESTION))
+
     def _show(self, request: PermissionRequest) -> None:
         summary = visible(request.target.summary, keep="", crlf=False)
         if request.preview.strip() and len(summary) > MAX_SUMMARY:
@@ -160,7 +169,7 @@ class TerminalPrompter:
             if is_diff(request.preview):  # the diff after the call would only repeat it
                 self.previewed.add(request.call_id)
             # Soft wrap: a command or path must never look split into two lines.
-            self.console.print(preview_text(request), end="", soft_wrap=True)
+            self.console.print(preview_text(request, self._cap()), end="", soft_wrap=True)
         hidden = hidden_characters(request.target.subject, keep="\n")
         if hidden:
             warning = Text("  ⚠ ", style="bold red")
@@ -190,7 +199,7 @@ class TerminalPrompter:
         options.append(" · ")
         options.append("n", style="bold")
         options.append(" no")
-        if is_long(request):
+        if is_long(request, self._cap()):
             options.append(" · ")
             options.append("d", style="bold")
             options.append(" page through all of it")
