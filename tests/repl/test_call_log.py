@@ -130,7 +130,7 @@ def test_the_pager_footer_fits_the_terminal_and_says_how_to_leave_first() -> Non
 
     pager = Pager(Text("\n".join(f"line {n}" for n in range(150))), "#3 shell pytest -q", 100)
     for width in (100, 60, 30):
-        ((style, line),) = pager.status(width)
+        ((_style, line),) = pager.status(width)
         assert len(line) <= width and line.startswith(" q/Esc back")
     assert "lines 1-20 of 150" in pager.status(60)[0][1]
     assert pager.status(10_000)[0][1].rstrip().endswith("g/G top/end")
