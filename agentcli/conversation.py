@@ -30,10 +30,11 @@ from agentcli.acceptance import (
 from agentcli.attachments import expand
 from agentcli.attribution import Checkpoints, TaskPaths, around_changes
 from agentcli.catalogue import CATALOGUE, Catalogue, Effort
+from agentcli.child_loop import ChildLoop, SessionParts, build_child_loop
 from agentcli.confinement import UNCONFINED, CommandSandbox
 from agentcli.context import ContextView
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
-from agentcli.events import EventSink, Notice, RepairRound, TaskStarted
+from agentcli.events import Event, EventSink, Notice, RepairRound, TaskStarted
 from agentcli.hook_seams import NO_HOOKS, SessionHooks, TaskHooks
 from agentcli.ids import new_id
 from agentcli.loop import LoopOutcome, LoopSettings, QueryLoop
@@ -48,6 +49,7 @@ from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snap
 from agentcli.store import Journal
 from agentcli.task_hooks import prompt_blocked, prompt_message, settle
 from agentcli.task_outcome import Verified, blocked_by_denials, stamped, task_result
+from agentcli.task_scope import TaskScope
 from agentcli.tasks import TaskResult
 from agentcli.terminal_reason import TerminalReason
 from agentcli.tools.base import Tool, ToolContext
@@ -182,6 +184,23 @@ class ConversationManager:
     def hooks(self) -> SessionHooks:
         return self._hooks
 
+    @property
+    def prompter(self) -> Prompter:
+        return self._prompter
+
+    @property
+    def catalogue(self) -> Catalogue:
+        return self._catalogue
+
+    @property
+    def budget(self) -> Budget:
+        """Each task's limits (`--max-turns`, `--max-cost`, ...)."""
+        return self._budget
+
+    def emit(self, event: Event) -> None:
+        """Tell the session's renderers about `event` (a subagent's, labelled)."""
+        self._events(event)
+
     # -- what may change while it lives ----------------------------------------------------
     def use_model(self, model: ModelClient) -> ModelClient:
         """Send the next requests to `model`; returns the client it replaces (to close)."""
@@ -310,7 +329,31 @@ class ConversationManager:
             context=self._context,
             catalogue=self._catalogue,
         )
+        if task_id is not None:
+            runtime.task = TaskScope(task_id=task_id, root_task_id=task_id, account=loop)
         return loop
+
+    def child_loop(self, scope: TaskScope, child: ChildLoop) -> QueryLoop:
+        """The loop of a subagent's child task, working for the task of `scope`
+        (`agentcli.child_loop`): what is the child's own comes in `child`, the rest is the
+        session's."""
+        return build_child_loop(
+            scope,
+            child,
+            SessionParts(
+                tool_context=self._tool_context,
+                changes=lambda task_id, seen: around_changes(
+                    task_id, self._task_paths, self._checkpoints, seen=seen
+                ),
+                retry_policy=self._retry_policy,
+                loop_settings=self._loop_settings,
+                context=self._context.settings,
+                catalogue=self._catalogue,
+                guard=lambda: ConvergenceGuard(
+                    artifact_version=self._version_or_none, settings=self._convergence
+                ),
+            ),
+        )
 
     def _before_change(self, task_id: str | None) -> BeforeChange | None:
         if task_id is None:

@@ -66,6 +66,7 @@ RESULT_KEYS = {
     "tool_calls",
     "permission_denials",
     "hook_blocks",
+    "subagents",
     "error",
 }
 ACCEPTANCE_KEYS = {

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentcli.acceptance import AcceptanceSettings, resolve_commands
+from agentcli.agents import AgentTool, discover
 from agentcli.catalogue import ModelSpec, choice_notices
 from agentcli.context import ContextSettings, ContextView
 from agentcli.convergence import ConvergenceSettings
@@ -22,7 +23,7 @@ from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.hooks import HookEngine, NotifyingPrompter, SessionFacts, session_hooks
-from agentcli.instructions import load_instructions, system_prompt
+from agentcli.instructions import Instructions, load_instructions, system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.mcp.config import configured_servers
 from agentcli.mcp.session import problem_reporter, start_servers
@@ -242,11 +243,12 @@ def _build(
         say(notice)
     if prompter is not None:  # a person is asked: Notification hooks tell them
         prompter = NotifyingPrompter(prompter, hooks)
+    agents = _agent_tool(settings, workspace, instructions, model_factory, say)
     manager = ConversationManager(
         session_id=session.session_id,
         messages=session.messages,
         model=model,
-        tools=[*builtin_tools(), *mcp.tools()],
+        tools=[*builtin_tools(), *([agents] if agents else []), *mcp.tools()],
         tool_context=ToolContext(
             workspace=workspace,
             data_dir=data_home() / "sessions" / session.session_id,
@@ -283,7 +285,31 @@ def _build(
         hooks=hooks,
     )
     _bind_hooks(hooks, manager)
+    if agents is not None:
+        agents.bind(manager)
     return manager, model_factory
+
+
+def _agent_tool(
+    settings: Settings,
+    workspace: Path,
+    instructions: Instructions,
+    models: ModelFactory,
+    say: Callable[[str], None],
+) -> AgentTool | None:
+    """The `agent` tool with the session's subagent types (None: `[agents] max_depth = 0`);
+    what was left out of their definitions is said once."""
+    if settings.agents.max_depth < 1:
+        return None
+    catalog = discover(workspace)
+    for notice in catalog.notices:
+        say(notice)
+    return AgentTool(
+        catalog=catalog,
+        limits=settings.agents,
+        models=models,
+        system=lambda role: system_prompt(workspace, instructions=instructions, role=role),
+    )
 
 
 def _hooks_sandbox_problem(permissions: SessionPermissions) -> str | None:

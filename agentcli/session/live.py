@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.acceptance import AcceptanceReport, AcceptanceSettings
+from agentcli.agents import agent_tool_of
+from agentcli.agents.listing import agent_lines
 from agentcli.catalogue import Effort
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
@@ -154,6 +156,11 @@ class LiveSession:
         """The session's hooks, where each comes from and whether it runs (`/hooks`)."""
         hooks = self._manager.hooks
         return hook_lines(hooks.catalog) if isinstance(hooks, HookEngine) else []
+
+    def agent_lines(self) -> list[str]:
+        """The subagent types (where each is defined, its tools, model and mode), what was
+        left out of their definitions, and the subagents running now (`/agents`)."""
+        return agent_lines(agent_tool_of(self._manager.tools))
 
     def approve_hooks(self) -> list[str]:
         """Approve the repository's current set of hooks (`/hooks approve`: a person typed

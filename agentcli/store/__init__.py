@@ -19,6 +19,7 @@ from agentcli.call_records import PreState, ToolCallRecord
 from agentcli.hook_seams import HookRun
 from agentcli.messages import Message
 from agentcli.store.ledger import MemoryLedger, OperationLedger
+from agentcli.task_scope import SubagentStart
 from agentcli.tasks import TaskResult
 from agentcli.usage import SessionTotals, Usage
 
@@ -57,6 +58,11 @@ class Journal(Protocol):
         """Record one run of one hook (in the task running now, if any)."""
         ...
 
+    def child(self, start: SubagentStart) -> Journal:
+        """Record a subagent's child task as started, under its parent task, and return the
+        journal of its own history and calls (its `task_finished` records how it ended)."""
+        ...
+
     def release(self) -> None:
         """Stop using the session: another process may resume it from now on."""
         ...
@@ -72,6 +78,8 @@ class MemoryJournal:
     operations: MemoryLedger = field(default_factory=MemoryLedger)
     settings: dict[str, Any] = field(default_factory=dict)
     hook_runs: list[HookRun] = field(default_factory=list)
+    children: dict[str, tuple[SubagentStart, MemoryJournal]] = field(default_factory=dict)
+    """Each subagent's child task: how it started, and its own journal."""
     released: bool = False
 
     def call_proposed(self, record: ToolCallRecord) -> None:
@@ -110,6 +118,12 @@ class MemoryJournal:
 
     def hook_ran(self, run: HookRun) -> None:
         self.hook_runs.append(run)
+
+    def child(self, start: SubagentStart) -> MemoryJournal:
+        journal = MemoryJournal(operations=self.operations)
+        journal.task_started(start.task_id, start.prompt)
+        self.children[start.task_id] = (start, journal)
+        return journal
 
     def release(self) -> None:
         self.released = True

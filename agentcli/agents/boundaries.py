@@ -1,0 +1,172 @@
+"""What a subagent may do: at most what the task that delegated to it may.
+
+- **Tools**: its parent's (the session's built-in and MCP tools), filtered by the definition's
+  `tools` (an allow-list) and `disallowedTools` (a deny-list; it wins); the `agent` tool only
+  while the depth limit allows another level.
+- **Permissions**: its parent's policy (the same rules, sandbox and protected paths). A
+  definition's `permissionMode` applies only when it is narrower than the parent's mode
+  (`read-only` < `default` < `accept-edits` < `auto` < `yolo`); then every call is decided by
+  both the parent's policy and the policy in that mode, and the stricter verdict wins (so the
+  child can never be allowed what the parent would not be).
+- **Questions**: its parent's prompter, one question at a time across all subagents, each
+  labelled with the subagent (`[explore] shell wants to run …`); without a terminal they are
+  denied as the parent's are. `permissionMode: dontAsk` denies them without asking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from agentcli.agents.definitions import AgentDefinition
+from agentcli.confinement import Confinement, Profile
+from agentcli.permissions import (
+    Answer,
+    PermissionPolicy,
+    PermissionRequest,
+    PromptAnswer,
+    Prompter,
+)
+from agentcli.permissions.rules import RuleKind, RulesView, class_matches
+from agentcli.permissions.screen import SearchScreen
+from agentcli.tools.base import Tool
+from agentcli.vocabulary import Decision, PermissionMode, PermissionTarget, Risk, Verdict
+
+AGENT_TOOL = "agent"
+
+WIDTH = {
+    PermissionMode.READ_ONLY: 0,
+    PermissionMode.DEFAULT: 1,
+    PermissionMode.ACCEPT_EDITS: 2,
+    PermissionMode.AUTO: 3,
+    PermissionMode.YOLO: 4,
+}
+"""How much each mode lets run unasked, narrowest first."""
+_STRICTNESS = {Decision.ALLOW: 0, Decision.ASK: 1, Decision.DENY: 2}
+_PROFILE_WIDTH = {Profile.READ_ONLY: 0, Profile.WORKSPACE_WRITE: 1, Profile.UNCONFINED: 2}
+
+
+def child_mode(parent: PermissionMode, asked: PermissionMode | None) -> PermissionMode:
+    """The mode a subagent runs in: the one its definition asks for if that is narrower."""
+    if asked is not None and WIDTH[asked] < WIDTH[parent]:
+        return asked
+    return parent
+
+
+def child_policy(parent: PermissionPolicy, asked: PermissionMode | None) -> PermissionPolicy:
+    """The policy a subagent's calls are decided by (see the module docstring)."""
+    mode = child_mode(parent.mode, asked)
+    if mode is parent.mode:
+        return parent
+    return Narrowed(parent, parent.for_mode(mode))
+
+
+def _confinement_width(confinement: Confinement | None) -> tuple[int, bool, bool]:
+    if confinement is None:
+        return (-1, False, False)
+    return (_PROFILE_WIDTH[confinement.profile], confinement.network, confinement.git_write)
+
+
+def stricter(first: Verdict, second: Verdict) -> Verdict:
+    """The verdict that lets less happen: deny over ask over allow; between two of the same
+    decision, the one that confines a command more (the first when they are alike)."""
+    a, b = _STRICTNESS[first.decision], _STRICTNESS[second.decision]
+    if a != b:
+        return first if a > b else second
+    second_narrower = _confinement_width(second.confinement) < _confinement_width(first.confinement)
+    chosen = second if second_narrower else first
+    return replace(chosen, firm=first.firm or second.firm)
+
+
+@dataclass(frozen=True, slots=True)
+class Narrowed:
+    """A subagent's policy in a narrower mode than its parent's: both decide, the stricter
+    wins. Rules granted ("always") are the parent's, so they hold for both."""
+
+    parent: PermissionPolicy
+    narrow: PermissionPolicy
+
+    @property
+    def mode(self) -> PermissionMode:
+        return self.narrow.mode
+
+    @property
+    def sandbox_available(self) -> bool:
+        return self.parent.sandbox_available
+
+    @property
+    def sandbox_problem(self) -> str | None:
+        return self.parent.sandbox_problem
+
+    def decide(self, risk: Risk, target: PermissionTarget) -> Verdict:
+        return stricter(self.narrow.decide(risk, target), self.parent.decide(risk, target))
+
+    def remember(self, rule: str) -> None:
+        self.parent.remember(rule)
+
+    def rules_view(self) -> RulesView:
+        return self.parent.rules_view()
+
+    def add_rule(self, kind: RuleKind, text: str, source: str = "session") -> None:
+        self.parent.add_rule(kind, text, source)
+
+    def take_notices(self) -> list[str]:
+        return self.parent.take_notices()
+
+    def search_screen(self, root: str) -> SearchScreen:
+        return self.narrow.search_screen(root)
+
+    def for_mode(self, mode: PermissionMode) -> PermissionPolicy:
+        return child_policy(self, mode)
+
+
+def _named(tool: str, names: Sequence[str]) -> bool:
+    """Is `tool` one of `names` (an MCP server's `mcp__SERVER__*` / `mcp__SERVER` covers each
+    of its tools)?"""
+    return any(class_matches(name, tool) for name in names)
+
+
+def child_tools(
+    parent: Sequence[Tool[Any]], definition: AgentDefinition, *, may_delegate: bool
+) -> list[Tool[Any]]:
+    """The tools a subagent of `definition` gets, in its parent's order."""
+    chosen = []
+    for tool in parent:
+        if definition.tools is not None and not _named(tool.name, definition.tools):
+            continue
+        if _named(tool.name, definition.disallowed):
+            continue
+        if tool.name == AGENT_TOOL and not may_delegate:
+            continue
+        chosen.append(tool)
+    return chosen
+
+
+class LabelledPrompter:
+    """A subagent's questions, to its parent's prompter: labelled, and one at a time across
+    every subagent of the session (`lock`)."""
+
+    def __init__(self, inner: Prompter, label: str, lock: asyncio.Lock) -> None:
+        self._inner = inner
+        self._label = label
+        self._lock = lock
+
+    async def ask(self, request: PermissionRequest) -> PromptAnswer:
+        async with self._lock:
+            return await self._inner.ask(replace(request, tool=f"[{self._label}] {request.tool}"))
+
+
+class NeverAsks:
+    """`permissionMode: dontAsk`: what would ask is denied, without asking anyone."""
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+
+    async def ask(self, request: PermissionRequest) -> PromptAnswer:
+        return PromptAnswer(
+            Answer.NO,
+            f"the {self._label} subagent may not ask (permissionMode dontAsk) to "
+            f"{request.target.summary}",
+        )
