@@ -203,7 +203,11 @@ class AgentTool(Tool[AgentInput]):
             report = await asyncio.shield(child)
         except asyncio.CancelledError:
             child.cancel()
-            await asyncio.wait({child})
+            while not child.done():
+                # A cancel repeated meanwhile (the runtime cancels every call it stops) must not
+                # end this call before the child has closed its calls and stopped its commands.
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait({child})
             if not child.cancelled() and child.exception() is None:
                 scope.subagents.append(child.result().record)
             raise

@@ -42,6 +42,7 @@ from agentcli.permissions.setup import build_permissions
 from agentcli.session.clients import ModelFactory
 from agentcli.session.opening import find_resumed, open_session
 from agentcli.session.options import SessionOptions
+from agentcli.session.records import subagent_messages
 from agentcli.settings import Settings
 from agentcli.tasks import TaskResult
 from agentcli.tools.base import Tool
@@ -161,6 +162,11 @@ class LiveSession:
         """The subagent types (where each is defined, its tools, model and mode), what was
         left out of their definitions, and the subagents running now (`/agents`)."""
         return agent_lines(agent_tool_of(self._manager.tools))
+
+    def subagent_messages(self, call_id: str) -> list[Message]:
+        """The history of the subagent the `agent` call `call_id` ran (its calls and what each
+        returned: what the REPL shows of it in full)."""
+        return subagent_messages(self.session_id, call_id)
 
     def approve_hooks(self) -> list[str]:
         """Approve the repository's current set of hooks (`/hooks approve`: a person typed

@@ -220,6 +220,23 @@ async def _hooks(repl: Repl, arg: str) -> None:
         repl.say(line)
 
 
+async def _agents(repl: Repl, arg: str) -> None:
+    """The subagent types (source, tools, model), the limits, and the subagents running now
+    and those of the last task."""
+    live = await repl.session_or_none()
+    if live is None:
+        return
+    for line in live.agent_lines():
+        repl.say(line)
+    last = repl.last_result.subagents if repl.last_result is not None else []
+    for entry in last:
+        cost = "cost unknown" if entry["cost_usd"] is None else f"${entry['cost_usd']:.4f}"
+        repl.say(
+            f"last task: {entry['type']}: {entry['description']} · {entry['state']} · "
+            f"{entry['turns']} turns · {entry['tool_calls']} calls · {cost}"
+        )
+
+
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
@@ -251,6 +268,12 @@ COMMANDS: dict[str, Command] = {
         ),
         Command("/tools", "/tools", "List the tools the model can use.", _tools),
         Command("/mcp", "/mcp", "List the MCP servers: source, status, tools.", _mcp),
+        Command(
+            "/agents",
+            "/agents",
+            "List the subagent types (source, tools, model) and the subagents running.",
+            _agents,
+        ),
         Command(
             "/hooks",
             "/hooks [approve]",

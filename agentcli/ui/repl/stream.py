@@ -30,6 +30,9 @@ from agentcli.events import (
     Notice,
     PermissionAsked,
     PermissionDecided,
+    SubagentEvent,
+    SubagentFinished,
+    SubagentStarted,
     TextDelta,
     ThinkingDelta,
     ToolCallFinished,
@@ -43,6 +46,7 @@ from agentcli.ui.repl.calls import FILE_TOOLS, call_line, call_target, read_imag
 from agentcli.ui.repl.escape import EscapeWatcher
 from agentcli.ui.repl.markdown import MarkdownStream
 from agentcli.ui.repl.status import Status
+from agentcli.ui.repl.subagents import Subagents
 from agentcli.ui.term.diffs import diff_text, file_diff
 from agentcli.ui.term.safe import visible
 
@@ -72,6 +76,8 @@ class TaskView:
         """Each file the task's file tools changed, as it was before the task touched it."""
         self._thinking: list[str] = []
         """The current response's summarized thinking so far."""
+        self.subagents = Subagents()
+        """The task's running subagents: a live line each."""
 
     # -- the live area ---------------------------------------------------------------------
     def _renderable(self) -> RenderableType:
@@ -80,12 +86,17 @@ class TaskView:
         width = max(20, self.console.width)
         hint = " · Esc or Ctrl-C cancels"
         line = self.status.live_line(width - 2 - len(hint))
-        return Group(Segments(tail), Text(f"{frame} {line}{hint}", style="dim", no_wrap=True))
+        return Group(
+            Segments(tail),
+            *self.subagents.lines(width),
+            Text(f"{frame} {line}{hint}", style="dim", no_wrap=True),
+        )
 
     def begin_task(self) -> None:
         """Counters and file images start again for a new task."""
         self.proposed = self.executed = self.denied = 0
         self.first_images.clear()
+        self.subagents.clear()
 
     def start(self) -> None:
         self._resume_live()
@@ -128,7 +139,9 @@ class TaskView:
 
     # -- events ----------------------------------------------------------------------------
     def __call__(self, event: Event) -> None:
-        if isinstance(event, TextDelta):
+        if isinstance(event, SubagentStarted | SubagentEvent | SubagentFinished):
+            self._subagent(event)
+        elif isinstance(event, TextDelta):
             self.status.activity = "writing"
             self.markdown.add(event.text)
         elif isinstance(event, ThinkingDelta):
@@ -152,6 +165,14 @@ class TaskView:
             self._retrying(event)
         else:
             self._tool_or_check(event)
+
+    def _subagent(self, event: SubagentStarted | SubagentEvent | SubagentFinished) -> None:
+        line, state = self.subagents.update(event)
+        if state is not None:
+            self.status.state = state
+        if line is not None:
+            self.markdown.finish()
+            self.console.print(line)
 
     def _retrying(self, event: ModelRetrying) -> None:
         shown = self.markdown.discard()
