@@ -46,8 +46,8 @@ class ChildLine:
             f"{format_tokens(self.usage.total_tokens)} tokens · {format_cost(self.cost)}"
         )
         doing = f" · {self.activity}" if self.activity else ""
-        head = f"  ⤷ {self.agent}: {self.description}"
-        return Text(one_line(visible(head + facts + doing), max(20, width)), style="cyan")
+        head = f"⤷ {self.agent}: {self.description}"
+        return Text("  " + one_line(visible(head + facts + doing), max(20, width - 2)), "cyan")
 
 
 class Subagents:
