@@ -222,7 +222,7 @@ def _record(
         model=plan.model.model,
         state=_state(outcome.reason),
         reason=outcome.reason.value,
-        error=outcome.error,
+        error=_why(plan.budget, loop, outcome),
         turns=loop.turns,
         tool_calls=len(runtime.records),
         usage=loop.usage,
@@ -230,6 +230,20 @@ def _record(
         changed_files=tuple(sorted(files)),
         denials=tuple(denials),
     )
+
+
+def _why(budget: Budget, loop: QueryLoop, outcome: LoopOutcome) -> str | None:
+    """Why the child stopped, naming its own limit when that is what stopped it (the loop's
+    words name the task's flags, which stop a child too)."""
+    reason, cost = outcome.reason, loop.cost_usd
+    if reason is TerminalReason.MAX_TURNS and budget.max_turns and loop.turns >= budget.max_turns:
+        return f"reached its limit of {budget.max_turns} turns"
+    limit = budget.max_cost_usd
+    if reason is TerminalReason.BUDGET_EXCEEDED and limit and cost is not None and cost >= limit:
+        return f"spent ${cost:.4f} of its limit of ${limit:g}"
+    if reason is TerminalReason.TIMEOUT:  # the task's own time limit cancels it instead
+        return f"its time limit of {budget.timeout_s:g}s ran out"
+    return outcome.error
 
 
 def _journal_result(task_id: str, loop: QueryLoop, outcome: LoopOutcome) -> TaskResult:

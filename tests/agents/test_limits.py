@@ -77,7 +77,9 @@ async def test_max_turns_stops_a_child_which_hands_back_what_it_has(workspace: P
     assert len(children) == 3
     parent_last = [r for r in seen if not agent_of(r)][-1]
     block = answer_of(parent_last)
-    assert block.content.startswith("still looking (5)\n\n[subagent general stopped: max_turns")
+    assert block.content.startswith(
+        "still looking (5)\n\n[subagent general stopped: max_turns (reached its limit of 3 turns)"
+    )
     assert block.is_error  # the model must notice it did not finish; the parent goes on
     assert result.reason.value == "completed" and result.final_text == "done"
     (entry,) = result.subagents
@@ -126,7 +128,9 @@ async def test_max_cost_stops_a_child(workspace: Path) -> None:
     assert len([r for r in seen if agent_of(r)]) == 3  # checked before each call: 3 × STEP > 2.5
     (entry,) = result.subagents
     assert entry["terminal_reason"] == "budget_exceeded"
-    assert "[subagent general stopped: budget_exceeded (spent $" in answer_of(seen[-1]).content
+    content = answer_of(seen[-1]).content
+    assert "[subagent general stopped: budget_exceeded (spent $" in content
+    assert f"of its limit of ${STEP * 2.5:g})" in content
 
 
 async def test_max_wall_stops_a_child_blocked_on_its_model(workspace: Path) -> None:
@@ -144,7 +148,9 @@ async def test_max_wall_stops_a_child_blocked_on_its_model(workspace: Path) -> N
     (entry,) = result.subagents
     assert (entry["state"], entry["terminal_reason"]) == ("budget_exhausted", "timeout")
     content = answer_of(seen[-1]).content
-    assert content.startswith("started\n\n[subagent general stopped: timeout")
+    assert content.startswith(
+        "started\n\n[subagent general stopped: timeout (its time limit of 0.2s ran out)"
+    )
     assert result.final_text == "done"
 
 
