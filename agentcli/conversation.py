@@ -417,6 +417,8 @@ class ConversationManager:
             retries=self._acceptance.retries if self._acceptance.commands else None,
         )
         result.hook_blocks = [block.to_json() for block in hooks.blocks]
+        if loop.runtime.task is not None:  # what the hooks blocked of its subagents' calls
+            result.hook_blocks += loop.runtime.task.hook_blocks()
         if end_snapshot is not None:
             result.artifact_version = end_snapshot.version
             if start_snapshot is not None:

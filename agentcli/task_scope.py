@@ -69,6 +69,8 @@ class SubagentRecord:
     changed_files: tuple[str, ...] = ()
     denials: tuple[dict[str, Any], ...] = ()
     """Its denied calls (`tool`, `input`, `reason`), labelled with the agent."""
+    hook_blocks: tuple[dict[str, Any], ...] = ()
+    """What the hooks blocked or stopped of its calls (`HookBlock.to_json`), with the agent."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -107,3 +109,7 @@ class TaskScope:
     def denials(self) -> Sequence[dict[str, Any]]:
         """Every denial of this task's subagents (and theirs)."""
         return [denial for record in self.subagents for denial in record.denials]
+
+    def hook_blocks(self) -> list[dict[str, Any]]:
+        """Everything the hooks blocked or stopped of this task's subagents (and theirs)."""
+        return [block for record in self.subagents for block in record.hook_blocks]

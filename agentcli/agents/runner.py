@@ -177,7 +177,7 @@ async def run_child(
         if plan.owns_model:
             with contextlib.suppress(Exception):
                 await plan.model.aclose()
-    record = _record(plan, task_id, loop, outcome, child.changed)
+    record = _record(plan, task_id, loop, outcome, child)
     journal.task_finished(_journal_result(task_id, loop, outcome))
     host.emit(
         SubagentFinished(
@@ -206,14 +206,17 @@ def _state(reason: TerminalReason) -> str:
 
 
 def _record(
-    plan: ChildPlan, task_id: str, loop: QueryLoop, outcome: LoopOutcome, changed: set[str]
+    plan: ChildPlan, task_id: str, loop: QueryLoop, outcome: LoopOutcome, child: ChildLoop
 ) -> SubagentRecord:
     runtime = loop.runtime
     scope = runtime.task
-    # What its own subagents changed is its change too.
+    # What its own subagents changed, and what was denied or blocked of theirs, is its too.
+    changed = child.changed
     files = set(changed).union(*(r.changed_files for r in scope.subagents)) if scope else changed
     own = [{**denial, "agent": plan.agent} for denial in runtime.denials]
     denials = [*own, *(scope.denials() if scope else ())]
+    blocks = [{**block.to_json(), "agent": plan.agent} for block in child.hooks.blocks]
+    blocks += scope.hook_blocks() if scope else []
     return SubagentRecord(
         task_id=task_id,
         tool_use_id=plan.call_id,
@@ -229,6 +232,7 @@ def _record(
         cost_usd=loop.cost_usd,
         changed_files=tuple(sorted(files)),
         denials=tuple(denials),
+        hook_blocks=tuple(blocks),
     )
 
 

@@ -281,3 +281,34 @@ async def test_a_childs_calls_go_through_the_same_hooks(workspace: Path) -> None
     assert "agent_type" not in by_call["p1"]
     assert by_call["child-glob"]["agent_type"] == "explore"
     assert by_call["child-glob"]["agent_id"]
+
+
+async def test_what_a_hook_blocks_of_a_child_is_in_the_tasks_result(workspace: Path) -> None:
+    from tests.hooks.conftest import hook_table, python_hook, user_hooks
+
+    script = python_hook(
+        workspace.parent / "block.py", "print('no shell here', file=sys.stderr)\nsys.exit(2)\n"
+    )
+    user_hooks(hook_table("PreToolUse", str(script), matcher="Bash"))
+
+    def model(request: ModelRequest) -> ModelResponse:
+        if agent_of(request):
+            if not results(request):
+                return respond(tool_use("shell", {"command": "touch made.txt"}, id="child-sh"))
+            return respond(text(results(request)[0].content))
+        return delegating({"description": "g", "prompt": "p"})(request)
+
+    live, _model = open_session(workspace, model, permission_mode="yolo")
+    try:
+        result = await live.run_task("go")
+    finally:
+        await live.close()
+    assert not (workspace / "made.txt").exists()
+    (block,) = result.hook_blocks
+    assert (block["event"], block["tool"], block["call_id"], block["agent"]) == (
+        "PreToolUse",
+        "shell",
+        "child-sh",
+        "general",
+    )
+    assert "no shell here" in block["reason"]
