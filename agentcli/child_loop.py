@@ -102,5 +102,9 @@ def build_child_loop(scope: TaskScope, child: ChildLoop, parts: SessionParts) ->
         account=loop,
         depth=scope.depth + 1,
         agent=child.agent,
+        tools=tuple(tool.name for tool in child.tools),
+        policy=child.policy,
+        prompter=child.prompter,
+        model=child.model,
     )
     return loop

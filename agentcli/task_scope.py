@@ -1,21 +1,27 @@
 """The task a tool call runs in, as a tool that acts on the task's behalf (the `agent` tool of
 `agentcli.agents`) needs to know it: which task it is, whose changes its work counts as, how
-deep in delegation it sits, the account its spending is charged to, and what its subagents did.
+deep in delegation it sits, the account its spending is charged to, what it may do (a subagent
+of it may do at most as much), and what its subagents did.
 
 The conversation makes one `TaskScope` per task it runs (and one per child task it runs for a
 subagent); the tool runtime hands it to each call in `ToolContext.task`. A leaf of shared words:
-it imports only the loop's small step vocabulary and usage, so the tool layer, the journal and
-the agents package can all use it without importing each other.
+it imports only the loop's small step vocabulary and usage (and, for types alone, the policy,
+prompter and model seams), so the tool layer, the journal and the agents package can all use it
+without importing each other.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentcli.loop_steps import Finished
 from agentcli.usage import Usage
+
+if TYPE_CHECKING:
+    from agentcli.model import ModelClient
+    from agentcli.permissions import PermissionPolicy, Prompter
 
 
 class TaskAccount(Protocol):
@@ -103,6 +109,15 @@ class TaskScope:
     """0: a user's task; 1: a subagent's child task; 2: a child's child, ..."""
     agent: str | None = None
     """The subagent's type, for a child task."""
+    tools: tuple[str, ...] | None = None
+    """The tools the task has, by name (None: the session's): its subagents get at most these."""
+    policy: PermissionPolicy | None = None
+    """What decides the task's calls (None: the session's policy): its subagents' calls are
+    decided at least as strictly."""
+    prompter: Prompter | None = None
+    """Who the task's questions go to (None: the session's prompter)."""
+    model: ModelClient | None = None
+    """The task's model (None: the session's): what its subagents `inherit`."""
     subagents: list[SubagentRecord] = field(default_factory=list)
     """What each subagent this task delegated to did, in the order they ended."""
 

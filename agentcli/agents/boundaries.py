@@ -11,6 +11,9 @@
 - **Questions**: its parent's prompter, one question at a time across all subagents, each
   labelled with the subagent (`[explore] shell wants to run …`); without a terminal they are
   denied as the parent's are. `permissionMode: dontAsk` denies them without asking.
+
+A subagent's own subagent (`[agents] max_depth` above 1) is bounded the same way by the
+subagent that started it: its tools, its policy and its prompter, not the session's.
 """
 
 from __future__ import annotations
@@ -119,7 +122,9 @@ class Narrowed:
         return self.narrow.search_screen(root)
 
     def for_mode(self, mode: PermissionMode) -> PermissionPolicy:
-        return child_policy(self, mode)
+        if WIDTH[mode] >= WIDTH[self.mode]:
+            return self  # never wider than it is
+        return Narrowed(self, self.narrow.for_mode(mode))
 
 
 def _named(tool: str, names: Sequence[str]) -> bool:
@@ -144,18 +149,31 @@ def child_tools(
     return chosen
 
 
-class LabelledPrompter:
-    """A subagent's questions, to its parent's prompter: labelled, and one at a time across
-    every subagent of the session (`lock`)."""
+def child_prompter(
+    parent: Prompter, label: str, lock: asyncio.Lock, *, never_asks: bool = False
+) -> Prompter:
+    """Who a subagent's questions go to: its parent's person, labelled with the subagent (a
+    subagent's subagent with both: `[review › explore]`); nobody when its definition says
+    `dontAsk`, or when its parent may not ask either."""
+    if never_asks or isinstance(parent, NeverAsks):
+        return NeverAsks(label)
+    if isinstance(parent, LabelledPrompter):
+        return LabelledPrompter(parent.person, f"{parent.label} › {label}", lock)
+    return LabelledPrompter(parent, label, lock)
 
-    def __init__(self, inner: Prompter, label: str, lock: asyncio.Lock) -> None:
-        self._inner = inner
-        self._label = label
+
+class LabelledPrompter:
+    """A subagent's questions, to the person its task's go to: labelled, and one at a time
+    across every subagent of the session (`lock`)."""
+
+    def __init__(self, person: Prompter, label: str, lock: asyncio.Lock) -> None:
+        self.person = person
+        self.label = label
         self._lock = lock
 
     async def ask(self, request: PermissionRequest) -> PromptAnswer:
         async with self._lock:
-            return await self._inner.ask(replace(request, tool=f"[{self._label}] {request.tool}"))
+            return await self.person.ask(replace(request, tool=f"[{self.label}] {request.tool}"))
 
 
 class NeverAsks:

@@ -23,12 +23,7 @@ from typing import Any
 
 from pydantic import Field
 
-from agentcli.agents.boundaries import (
-    LabelledPrompter,
-    NeverAsks,
-    child_policy,
-    child_tools,
-)
+from agentcli.agents.boundaries import child_policy, child_prompter, child_tools
 from agentcli.agents.definitions import SUBAGENT_NOTE, AgentDefinition
 from agentcli.agents.discovery import AgentCatalog, described
 from agentcli.agents.report import result_text
@@ -236,14 +231,17 @@ class AgentTool(Tool[AgentInput]):
         self, host: SessionHost, scope: TaskScope, args: AgentInput, call_id: str
     ) -> ChildPlan:
         definition = self.definition(args)
-        model, owns = self._model(host, args.model or definition.model)
+        # What the delegating task has (the user's task: the session's; a subagent: its own).
+        parent_tools = [t for t in host.tools if scope.tools is None or t.name in scope.tools]
+        model, owns = self._model(host, scope.model or host.model, args.model or definition.model)
         label = definition.name
         limits = self.limits
         turns = min(definition.max_turns or limits.max_turns, limits.max_turns)
-        prompter = (
-            NeverAsks(label)
-            if definition.never_asks
-            else LabelledPrompter(host.prompter, label, self._asking)
+        prompter = child_prompter(
+            scope.prompter or host.prompter,
+            label,
+            self._asking,
+            never_asks=definition.never_asks,
         )
         role = f"{definition.prompt}\n\n{SUBAGENT_NOTE.format(name=label)}"
         return ChildPlan(
@@ -255,19 +253,20 @@ class AgentTool(Tool[AgentInput]):
             model=model,
             owns_model=owns,
             tools=child_tools(
-                host.tools, definition, may_delegate=scope.depth + 1 < limits.max_depth
+                parent_tools, definition, may_delegate=scope.depth + 1 < limits.max_depth
             ),
-            policy=child_policy(host.policy, definition.mode),
+            policy=child_policy(scope.policy or host.policy, definition.mode),
             prompter=prompter,
             budget=Budget(
                 max_turns=turns, max_cost_usd=limits.max_cost_usd, timeout_s=limits.max_wall_s
             ),
         )
 
-    def _model(self, host: SessionHost, name: str | None) -> tuple[ModelClient, bool]:
-        """The client for the model a subagent asked for (its parent's when None), and whether
+    def _model(
+        self, host: SessionHost, parent: ModelClient, name: str | None
+    ) -> tuple[ModelClient, bool]:
+        """The client for the model a subagent asked for (`parent`'s when None), and whether
         it was made for the subagent."""
-        parent = host.model
         if name is None:
             return parent, False
         catalogue = host.catalogue
