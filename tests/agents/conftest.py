@@ -26,8 +26,12 @@ MODEL = "claude-haiku-5-5"
 
 
 @pytest.fixture(autouse=True)
-def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+def api_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    # `~/.claude/agents` is read as the user's: never the real user's in a test.
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
 
 
 def agent_of(request: ModelRequest) -> str | None:

@@ -62,7 +62,7 @@ async def test_agents_and_show_in_the_repl(workspace: Path) -> None:
     assert "explore (built-in): read_file, glob, grep, shell · model inherit" in said
     assert "general (built-in): all tools · model inherit" in said
     assert "running: none" in said
-    assert "last task: general: read the notes · completed · 2 turns · 1 calls" in said
+    assert "last task: general: read the notes · completed · 2 turns · 1 call" in said
     # /show 1 (the agent call): its answer, then the subagent's own calls in full.
     assert "the subagent's 1 tool call(s):" in shown
     assert "hello from the notes file" in shown

@@ -231,9 +231,11 @@ async def _agents(repl: Repl, arg: str) -> None:
     last = repl.last_result.subagents if repl.last_result is not None else []
     for entry in last:
         cost = "cost unknown" if entry["cost_usd"] is None else f"${entry['cost_usd']:.4f}"
+        turns, calls = entry["turns"], entry["tool_calls"]
         repl.say(
             f"last task: {entry['type']}: {entry['description']} · {entry['state']} · "
-            f"{entry['turns']} turns · {entry['tool_calls']} calls · {cost}"
+            f"{turns} turn{'' if turns == 1 else 's'} · {calls} call{'' if calls == 1 else 's'}"
+            f" · {cost}"
         )
 
 
