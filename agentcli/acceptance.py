@@ -11,12 +11,19 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import os
 import re
 import tomllib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentcli.check_setup import (
+    CANNOT_START,
+    cannot_start,
+    hidden_paths_problem,
+    named_paths,
+)
 from agentcli.confinement import WORKSPACE_WRITE, CommandSandbox
 from agentcli.errors import UsageError
 from agentcli.events import AcceptanceFinished, AcceptanceStarted, EventSink, Notice
@@ -155,7 +162,27 @@ class AcceptanceReport:
     def failed(self) -> list[CheckEvidence]:
         return [e for e in self.evidence if not e.passed]
 
+    def setup_problem(self, earlier: Sequence[CheckEvidence] = ()) -> str | None:
+        """Why a check of this report could not start at all, if one could not: a setup error,
+        not the model's to fix. A check that started in an `earlier` round of the task and does
+        not start now was broken since, by the task: that is the model's to repair."""
+        for check in self.evidence:
+            if check.setup_problem is None:
+                continue
+            started = any(
+                e.command == check.command
+                and e.exit_code is not None
+                and e.exit_code not in CANNOT_START
+                for e in earlier
+            )
+            if not started:
+                return check.setup_problem
+        return None
+
     def summary(self) -> str:
+        problem = self.setup_problem()
+        if problem is not None:
+            return problem
         if self.unverifiable is not None:
             return f"no artifact version could be computed ({self.unverifiable})"
         if not self.stable:
@@ -230,15 +257,18 @@ async def _run_on_versions(
     return AcceptanceReport(evidence=evidence, final=final, stable=final.version == after.version)
 
 
-def _not_run(command: str, version: str | None) -> CheckEvidence:
+def _not_run(
+    command: str, version: str | None, why: str = NOT_APPROVED, *, setup: bool = False
+) -> CheckEvidence:
     return CheckEvidence(
         command=command,
         exit_code=None,
         passed=False,
         artifact_version=version,
-        output_tail=NOT_APPROVED,
+        output_tail=why,
         duration_s=0.0,
-        full_output=NOT_APPROVED,
+        full_output=why,
+        setup_problem=why if setup else None,
     )
 
 
@@ -256,13 +286,19 @@ async def _run_all(
         if sandbox is None and approve is not None and not await approve(command):
             results.append(_not_run(command, version))
             continue
-        events(AcceptanceStarted(command=command, artifact_version=version))
         argv, env = ["bash", "-c", command], None
         if sandbox is not None:
             # Checks run the model's code: in the workspace-write profile, like an approved
-            # command (the network as `sandbox.network` says).
-            prepared = sandbox.prepare(argv, WORKSPACE_WRITE)
+            # command (the network as `sandbox.network` says). The check itself is the user's:
+            # it sees what its command names (`agentcli.check_setup`), never a hidden path.
+            named = named_paths(command, cwd=workspace, environ=os.environ)
+            hidden = hidden_paths_problem(command, sandbox.hides(named))
+            if hidden is not None:
+                results.append(_not_run(command, version, hidden, setup=True))
+                continue
+            prepared = sandbox.prepare(argv, WORKSPACE_WRITE.reading(named))
             argv, env = prepared.argv, prepared.env
+        events(AcceptanceStarted(command=command, artifact_version=version))
         collector = HeadTailCollector(CAPTURE_BYTES, spill_dir / f"check-{number}-{new_id()}.txt")
         outcome = await run_in_group(
             argv, cwd=workspace, timeout_s=settings.timeout_s, collector=collector, env=env
@@ -278,6 +314,9 @@ async def _run_all(
             output_tail=_evidence_tail(output),
             duration_s=outcome.duration_s,
             full_output=output,
+            setup_problem=cannot_start(
+                command, outcome.exit_code, output, sandboxed=sandbox is not None
+            ),
         )
         events(
             AcceptanceFinished(

@@ -57,8 +57,10 @@ _LEGACY5_RULES: dict[str, Any] = {
     "rejects_prefill": True,
     "rejects_sampling": True,
     "legacy": True,
+    "server_compaction": True,
 }
-"""Legacy 5.x: adaptive thinking (can be turned off), no prefill or sampling parameters."""
+"""Legacy 5.x: adaptive thinking (can be turned off), no prefill or sampling parameters; the
+API's own compaction (`compact_20260112`, API docs `build-with-claude/compaction`)."""
 
 
 def _claude5(model_id: str, name: str, *, price: Price, default: Effort, **rules: Any) -> ModelSpec:
@@ -159,6 +161,7 @@ BUILTIN: tuple[ModelSpec, ...] = (
         omits_thinking=True,
         rejects_prefill=True,
         legacy=True,
+        server_compaction=True,
     ),
     ModelSpec(
         id="claude-opus-4-6",
@@ -170,6 +173,7 @@ BUILTIN: tuple[ModelSpec, ...] = (
         default_effort=Effort.HIGH,
         rejects_prefill=True,
         legacy=True,
+        server_compaction=True,
     ),
     ModelSpec(
         id="claude-sonnet-4-6",
@@ -181,6 +185,7 @@ BUILTIN: tuple[ModelSpec, ...] = (
         default_effort=Effort.HIGH,
         rejects_prefill=True,
         legacy=True,
+        server_compaction=True,
     ),
     _budgeted(
         "claude-opus-4-5",

@@ -17,6 +17,11 @@ The two in-repo files come with the repository, so until the user trusts the wor
 a field without one (any field added later, too) is dropped from such a file, and the user is
 told what was dropped (`untrusted_notice`). The user's file and the kept "always" answers are
 the user's own.
+
+In a workspace the user trusts (in the trust store: not `--trust-project`, which vouches for the
+files as they are for one run), the settings marked `StartsPrograms(needs_approval=True)`
+(`[mcp_servers]`) apply only as the user approved them, by content (`agentcli.approvals`):
+changed or never approved, they are left out and recorded in `Provenance.held`.
 """
 
 from __future__ import annotations
@@ -32,14 +37,15 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
-from pydantic.fields import FieldInfo
 
 from agentcli import trust
 from agentcli.errors import ConfigError, UsageError
 from agentcli.hook_entry import Handler, MatcherGroup
 from agentcli.mcp_entry import ServerEntry
 from agentcli.paths import data_home, project_config_paths, resolve_workspace, user_config_path
+from agentcli.programs import hold_unapproved
 from agentcli.safe_read import MAX_CONFIG_BYTES, Inside, Unreadable, read_bytes, size_text
+from agentcli.setting_marks import leaf_fields, mark_of, section_model
 from agentcli.settings import (
     ALIASES,
     Accumulates,
@@ -57,6 +63,7 @@ __all__ = [  # data_home and resolve_workspace are re-exported for modules that 
     "data_home",
     "describe_ignored",
     "flags_of",
+    "leaf_fields",
     "load_settings",
     "may_set_untrusted",
     "read_level",
@@ -84,9 +91,10 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
 ) -> Settings:
     """The settings for `workspace`; `trusted` None asks the trust store."""
+    vouched = trusted is True  # --trust-project: the user vouches for the files as they are
     if trusted is None:
         trusted = trust.is_trusted(workspace)
-    provenance = Provenance(trusted=trusted)
+    provenance = Provenance(trusted=trusted, vouched=vouched)
     merged: dict[str, Any] = {}
     in_repo = project_config_paths(workspace)
     for path in (user_config_path(), *in_repo, trust.user_rules_path(workspace)):
@@ -101,6 +109,8 @@ def load_settings(
                     for key, value in dropped.items()
                 ]
                 provenance.withheld[path] = dropped
+        elif path in in_repo and not vouched:
+            provenance.held += hold_unapproved(level, path, workspace)
         _merge(merged, level, Origin(str(path), path), provenance)
         provenance.sources.append(path)
     environ = os.environ if environ is None else environ
@@ -195,7 +205,7 @@ def _flatten(
     for name, value in data.items():
         key = f"{prefix}{name}"
         info = model.model_fields.get(name)
-        section = _section_model(info) if info is not None else None
+        section = section_model(info) if info is not None else None
         if info is None:
             unknown.extend(_dotted(key, value))
         elif section is not None and isinstance(value, dict):
@@ -211,33 +221,10 @@ def _dotted(key: str, value: Any) -> list[str]:
     return [leaf for name, inner in value.items() for leaf in _dotted(f"{key}.{name}", inner)]
 
 
-def _section_model(info: FieldInfo) -> type[BaseModel] | None:
-    kind = info.annotation
-    return kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
-
-
-@functools.cache
-def leaf_fields(model: type[BaseModel] = Settings, prefix: str = "") -> dict[str, FieldInfo]:
-    """Every setting of `model` by dotted name (sections opened)."""
-    found: dict[str, FieldInfo] = {}
-    for name, info in model.model_fields.items():
-        section = _section_model(info)
-        if section is not None:
-            found.update(leaf_fields(section, f"{prefix}{name}."))
-        else:
-            found[f"{prefix}{name}"] = info
-    return found
-
-
-def _mark(key: str, kind: type[Any], model: type[BaseModel] = Settings) -> Any:
-    info = leaf_fields(model).get(key)
-    return next((m for m in info.metadata if isinstance(m, kind)), None) if info else None
-
-
 @functools.cache
 def _env_variables() -> dict[str, str]:
     """Dotted key → the environment variable that sets it (from the `Env` marks)."""
-    return {key: mark.name for key in leaf_fields() if (mark := _mark(key, Env)) is not None}
+    return {key: mark.name for key in leaf_fields() if (mark := mark_of(key, Env)) is not None}
 
 
 def _unknown_key(key: str) -> str:
@@ -307,7 +294,7 @@ def may_set_untrusted(
 ) -> bool:
     """Can an untrusted in-repo file set dotted `key` of `model` to `value`, given the values
     in force below it? Only if the field's `Untrusted` mark says so; no mark: never."""
-    mark: Untrusted | None = _mark(key, Untrusted, model)
+    mark: Untrusted | None = mark_of(key, Untrusted, model)
     return mark is not None and mark.allows(value, in_force)
 
 
@@ -316,10 +303,10 @@ def _merge(
 ) -> None:
     _validate(level, origin)
     for key, value in level.items():
-        if _mark(key, Accumulates) is not None:
+        if mark_of(key, Accumulates) is not None:
             merged[key] = [*merged.get(key, []), *value]
             provenance.contributions.setdefault(key, []).append((origin, list(value)))
-        elif _mark(key, ByName) is not None:
+        elif mark_of(key, ByName) is not None:
             merged[key] = {**merged.get(key, {}), **value}
             for name in value:
                 provenance.origins[f"{key}.{name}"] = origin

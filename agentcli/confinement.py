@@ -19,8 +19,8 @@ command in its own PID namespace and keep pathname unix sockets out of reach.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -42,10 +42,17 @@ class Confinement:
     """The network is on for this command (only in `WORKSPACE_WRITE`)."""
     git_write: bool = False
     """The repository's git directories are writable for this command."""
+    readable: tuple[Path, ...] = ()
+    """More paths this command sees, read-only (a user's own acceptance check: what its command
+    names, `agentcli.check_setup`); what the sandbox hides stays hidden."""
 
     @property
     def sandboxed(self) -> bool:
         return self.profile is not Profile.UNCONFINED
+
+    def reading(self, paths: tuple[Path, ...]) -> Confinement:
+        """This confinement, seeing `paths` too."""
+        return replace(self, readable=(*self.readable, *paths))
 
     def describe(self) -> str:
         """How the command will run, in words for a permission prompt."""
@@ -87,4 +94,9 @@ class CommandSandbox(Protocol):
 
     def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
         """If a command failed because of the sandbox, a sentence saying so for the model."""
+        ...
+
+    def hides(self, paths: Sequence[Path]) -> list[Path]:
+        """Those of `paths` that every command is kept from (credentials, agentcli's own data,
+        `sandbox.deny_read`), whatever else it is given."""
         ...

@@ -31,8 +31,13 @@ from agentcli.attachments import expand
 from agentcli.attribution import Checkpoints, TaskPaths, around_changes
 from agentcli.catalogue import CATALOGUE, Catalogue, Effort
 from agentcli.child_loop import ChildLoop, SessionParts, build_child_loop
+from agentcli.compaction_record import CompactionRecord
 from agentcli.confinement import UNCONFINED, CommandSandbox
 from agentcli.context import ContextView
+from agentcli.context.compaction import CompactionObserver, CompactionOutcome, Turn
+from agentcli.context.keeper import ContextKeeper, LongSession
+from agentcli.context.pins import PinSource
+from agentcli.context.report import ContextReport
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
 from agentcli.events import Event, EventSink, Notice, RepairRound, TaskStarted
 from agentcli.hook_seams import NO_HOOKS, SessionHooks, TaskHooks
@@ -50,10 +55,12 @@ from agentcli.store import Journal
 from agentcli.task_hooks import prompt_blocked, prompt_message, settle
 from agentcli.task_outcome import Verified, blocked_by_denials, stamped, task_result
 from agentcli.task_scope import TaskScope
-from agentcli.tasks import TaskResult
+from agentcli.tasks import CommandOrigin, TaskResult
 from agentcli.terminal_reason import TerminalReason
+from agentcli.todo import TodoList
 from agentcli.tools.base import Tool, ToolContext
 from agentcli.tools.runtime import BeforeChange, ToolRuntime
+from agentcli.tools.todo_write import TodoWrite
 from agentcli.usage import Budget
 from agentcli.vocabulary import Decision, PermissionTarget, Risk
 
@@ -90,6 +97,7 @@ class ConversationManager:
         instruction_files: Sequence[Path] = (),
         catalogue: Catalogue = CATALOGUE,
         hooks: SessionHooks = NO_HOOKS,
+        long_session: LongSession | None = None,
     ) -> None:
         """`context`: the session's elision watermark, carried over from task to task (it
         starts over by itself when the history is swapped, as by a resume). `git`: whether the
@@ -98,7 +106,8 @@ class ConversationManager:
         task's undo checkpoint goes (None: tasks are not undoable). `settings`: what the
         session was configured with. `instruction_files`: the AGENTS.md / CLAUDE.md files in
         the system prompt, said once at the first task. `catalogue`: the models' limits,
-        prices and request rules (with the config's `[models]`). `hooks`: the session's."""
+        prices and request rules (with the config's `[models]`). `hooks`: the session's.
+        `long_session`: compaction, the todo list, and what a resumed session had of them."""
         self._model = model
         self._tools = tuple(tools)
         self._tool_context = tool_context
@@ -125,6 +134,16 @@ class ConversationManager:
         self._task_paths = TaskPaths(decision.workspace, decision.repo)
         """What each task's own calls changed (`agentcli.attribution`)."""
         self._instructions_told = False
+        self._long = ContextKeeper(
+            long_session or LongSession(),
+            view=self._context,
+            history=self._messages,
+            record=lambda record: self._journal.compaction_recorded(record),
+            events=events,
+            catalogue=catalogue,
+            acceptance=lambda: self._acceptance.commands,
+            tools_board=next((t.board for t in self._tools if isinstance(t, TodoWrite)), None),
+        )
 
     # -- what the session is ---------------------------------------------------------------
     @property
@@ -201,6 +220,50 @@ class ConversationManager:
         """Tell the session's renderers about `event` (a subagent's, labelled)."""
         self._events(event)
 
+    @property
+    def todos(self) -> TodoList:
+        """The todo list as `todo_write` last saved it."""
+        return self._long.todos.items
+
+    @property
+    def summarizer(self) -> ModelClient | None:
+        """The client of `[context] compact_model` (None: the session's model summarizes)."""
+        return self._long.summarizer
+
+    # -- long sessions (`agentcli.context`) ------------------------------------------------
+    def add_pins(self, source: PinSource) -> None:
+        """Re-send `source`'s items verbatim after the summary of every later compaction."""
+        self._long.add_pins(source)
+
+    def observe_compaction(self, observer: CompactionObserver) -> None:
+        """Tell `observer` of every compaction: before it (it may block it) and after."""
+        self._long.observe(observer)
+
+    async def compact(self, instructions: str | None = None) -> CompactionOutcome:
+        """Compact what the model is sent, now (`/compact`, between tasks); what its request
+        cost is in the outcome, for the caller to count."""
+        turn = Turn(
+            model=RetryingModel(self._model, self._retry_policy),
+            system=self._system,
+            tools=[tool.spec() for tool in self._tools],
+        )
+        window = self._catalogue.lookup(self._model.model).context_window
+        outcome = await self._long.compact(
+            self._messages, turn, window=window, instructions=instructions
+        )
+        self._system = outcome.system or self._system  # the instruction files, re-read
+        return outcome
+
+    def context_report(self) -> ContextReport:
+        """What the model is sent now, part by part, with estimated tokens (`/context`)."""
+        return self._long.report(
+            self._messages,
+            window=self._catalogue.lookup(self._model.model).context_window,
+            system=self._system,
+            instruction_files=self._instruction_files,
+            tools=[tool.spec() for tool in self._tools],
+        )
+
     # -- what may change while it lives ----------------------------------------------------
     def use_model(self, model: ModelClient) -> ModelClient:
         """Send the next requests to `model`; returns the client it replaces (to close)."""
@@ -231,16 +294,20 @@ class ConversationManager:
         checkpoints: Checkpoints | None,
         messages: Sequence[Message],
         data_dir: Path,
+        compacted: CompactionRecord | None = None,
+        todos: TodoList = (),
     ) -> None:
         """Go on with another recorded session (a resume): its journal, checkpoints and
-        history. The stale-read guard is per conversation: what the old one read, this one has
-        not seen. The caller has let go of the old journal and checkpoints."""
+        history, its compaction in force and its todo list. The stale-read guard is per
+        conversation: what the old one read, this one has not seen. The caller has let go of
+        the old journal and checkpoints."""
         self._session_id = session_id
         self._journal = journal
         self._checkpoints = checkpoints
         self._messages = list(messages)
         self._tool_context.data_dir = data_dir
         self._tool_context.read_hashes.clear()
+        self._long.resumed(self._messages, compacted, todos)
 
     def release(self) -> None:
         """Let go of the session (its lock, the checkpoints' connection): another process may
@@ -305,16 +372,7 @@ class ConversationManager:
     ) -> QueryLoop:
         """A QueryLoop for one task, with its own runtime, counters and deadline; with the
         task's id, its calls that may change something wait for its undo checkpoint."""
-        runtime = ToolRuntime(
-            self._tools,
-            ctx=self._tool_context,
-            policy=self._policy,
-            prompter=self._prompter,
-            journal=self._journal,
-            events=self._events,
-            before_change=self._before_change(task_id),
-            hooks=hooks,
-        )
+        runtime = self.tool_runtime(task_id, hooks)
         loop: QueryLoop
         model = RetryingModel(self._model, self._retry_policy, deadline=lambda: loop.deadline)
         loop = QueryLoop(
@@ -328,6 +386,7 @@ class ConversationManager:
             observers=observers,
             context=self._context,
             catalogue=self._catalogue,
+            compactor=self._long.compactor,
         )
         if task_id is not None:
             runtime.task = TaskScope(task_id=task_id, root_task_id=task_id, account=loop)
@@ -355,13 +414,33 @@ class ConversationManager:
             ),
         )
 
+    def tool_runtime(
+        self, task_id: str | None = None, hooks: TaskHooks | None = None
+    ) -> ToolRuntime:
+        """The runtime of the model's calls in a task, and of calls made outside one (a custom
+        command's shell lines run as the model's shell calls do, its PreToolUse and
+        PostToolUse hooks included)."""
+        return ToolRuntime(
+            self._tools,
+            ctx=self._tool_context,
+            policy=self._policy,
+            prompter=self._prompter,
+            journal=self._journal,
+            events=self._events,
+            before_change=self._before_change(task_id),
+            hooks=hooks if hooks is not None else self._hooks.for_task(),
+        )
+
     def _before_change(self, task_id: str | None) -> BeforeChange | None:
         if task_id is None:
             return None
         return around_changes(task_id, self._task_paths, self._checkpoints)
 
-    async def run_task(self, prompt: str, *, context: str = "") -> TaskResult:
-        """Run one user request to a terminal state. Never raises for task-ending conditions.
+    async def run_task(
+        self, prompt: str, *, context: str = "", command: CommandOrigin | None = None
+    ) -> TaskResult:
+        """Run one user request (`command`: the custom command it came from) to a terminal
+        state. Never raises for task-ending conditions.
 
         The model works until it ends its turn; then agentcli runs the acceptance checks on the
         artifact version at that moment. A failed check goes back to the model as evidence for
@@ -377,8 +456,9 @@ class ConversationManager:
                 session_id=self._session_id, task_id=task_id, prompt=prompt, model=self._model.model
             )
         )
-        self._journal.task_started(task_id, prompt, self._acceptance.commands)
+        self._journal.task_started(task_id, prompt, self._acceptance.commands, command)
         self._tell_instructions()
+        self._long.task_started(task_id, prompt)
         expanded = await expand(prompt, self._tool_context, self._policy)
         for notice in expanded.notices:
             self._events(Notice(level="warning", message=notice))
@@ -405,6 +485,7 @@ class ConversationManager:
         verified = await self._verify(loop, outcome, hooks)
         outcome, end_snapshot = verified.outcome, verified.end_snapshot
         self._messages = outcome.messages
+        self._system = loop.system  # a compaction in the task re-read the instruction files
         if end_snapshot is None:
             end_snapshot = await self._finishing(loop, self._snapshot())
         result = task_result(
@@ -419,6 +500,7 @@ class ConversationManager:
         result.hook_blocks = [block.to_json() for block in hooks.blocks]
         if loop.runtime.task is not None:  # what the hooks blocked of its subagents' calls
             result.hook_blocks += loop.runtime.task.hook_blocks()
+        result.compactions, result.todos = self._long.task_ended()
         if end_snapshot is not None:
             result.artifact_version = end_snapshot.version
             if start_snapshot is not None:
@@ -453,8 +535,14 @@ class ConversationManager:
                 if report is None:
                     break
                 report = replace(report, evidence=stamped(report.evidence, verified.rounds))
+            problem = report.setup_problem(earlier=verified.history)
             verified.report = report
             verified.history.extend(report.evidence)
+            if problem is not None:
+                # Not the model's to fix (a check that cannot start): no repair round.
+                loop.stopped = Finished(TerminalReason.CONFIG_ERROR, problem)
+                verified.end_snapshot = report.final
+                break
             if report.passed or verified.rounds >= self._acceptance.retries:
                 verified.end_snapshot = report.final
                 break
@@ -470,6 +558,7 @@ class ConversationManager:
             text = failure_feedback(
                 report, verified.rounds, self._acceptance.retries, unchanged=unchanged
             )
+            self._long.checks_failed(text)
             feedback = Message.user(text)
             self._journal.message_appended(feedback)
             verified.outcome = await settled(await loop.run([*verified.outcome.messages, feedback]))

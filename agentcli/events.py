@@ -205,6 +205,52 @@ class HookFinished(Event):
     reason: str
 
 
+# -- long sessions: the todo list and compaction (`agentcli.todo`, `agentcli.context`) ------
+@dataclass(frozen=True, slots=True)
+class TodoUpdated(Event):
+    """`todo_write` saved a new list: the whole list, in order."""
+
+    type: ClassVar[str] = "todo_updated"
+    todos: list[dict[str, str]]
+    """Each item as `{"content", "status", "activeForm"}`."""
+
+
+@dataclass(frozen=True, slots=True)
+class ContextFilling(Event):
+    """A response reported a context above `[context] warn_at` of the window (said once until
+    a compaction makes room)."""
+
+    type: ClassVar[str] = "context_filling"
+    tokens: int
+    window: int
+    compact_at: int | None
+    """The context size at which older turns are compacted (None: auto-compaction is off)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionStarted(Event):
+    type: ClassVar[str] = "compaction_started"
+    trigger: str
+    """`auto` (the context passed `auto_compact_at`) or `manual` (`/compact`)."""
+    tokens_before: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionFinished(Event):
+    """A compaction ended: its summary now stands for the older turns in what the model is
+    sent; or it failed (`error`), and what is sent is unchanged."""
+
+    type: ClassVar[str] = "compaction_finished"
+    trigger: str
+    tokens_before: int
+    tokens_after: int
+    """An estimate of what the model is sent from now on."""
+    summary_length: int
+    messages_compacted: int
+    """Messages of the history no longer sent as they are (the journal keeps them)."""
+    error: str | None = None
+
+
 EventSink = Callable[[Event], None]
 
 

@@ -7,7 +7,8 @@ is never an exception. Whatever stops the loop (completion, a budget, a cancel, 
 fatal error), the history it returns is valid: every `tool_use` has exactly one `tool_result`.
 
 What is sent each turn is `context.messages(history)`: the history with old, large tool results
-elided and thinking blocks only where the model being called may read them (see
+elided, older turns compacted into a summary once the context fills up (the `compactor`, before
+a request), and thinking blocks only where the model being called may read them (see
 `agentcli.context`); the history itself, and so the journal, stays complete. Each response is
 recorded with its `Producer`. The model's catalogue entry (`agentcli.catalogue`) gives each
 request its limits and rules, and each response its price.
@@ -25,6 +26,8 @@ from dataclasses import dataclass, field, replace
 from agentcli.call_records import ToolCallRecord
 from agentcli.catalogue import CATALOGUE, Catalogue, Effort, ModelSpec
 from agentcli.context import ContextView, Elision, ThinkingBound, context_key
+from agentcli.context.compaction import Compactor, Turn
+from agentcli.context.summary import SummaryCall
 from agentcli.errors import FatalToolError, ModelError, TaskStopError
 from agentcli.events import EventSink, ModelResponded, Notice, TurnStarted, UsageUpdated
 from agentcli.loop_steps import Continue, Finished, Nudge, Step, Stop, TurnObserver
@@ -79,6 +82,8 @@ class QueryLoop:
     clock: Clock = field(default_factory=Clock)
     catalogue: Catalogue = CATALOGUE
     """Where the model's limits, prices and request rules come from."""
+    compactor: Compactor | None = None
+    """Compacts older turns of what is sent when the context fills up (None: never)."""
     upstream: TaskAccount | None = None
     """The enclosing task's account, when this loop is a subagent's: what it spends is charged
     there as it happens, and that task's budget stops this loop too."""
@@ -218,10 +223,13 @@ class QueryLoop:
         stop = self.budget_stop()
         if stop is not None:
             return stop
-        self.turns += 1
-        self.events(TurnStarted(turn=self.turns))
         spec = self.spec()
         self.context.model_window = spec.context_window
+        stop = await self._compact_if_due(history, spec)
+        if stop is not None:
+            return stop
+        self.turns += 1
+        self.events(TurnStarted(turn=self.turns))
         self._notice_elision(self.context.advance(history))
         asked = self.clock.now()
         try:
@@ -229,13 +237,7 @@ class QueryLoop:
         finally:
             self.api_s += self.clock.now() - asked
         self.stop_reason = response.stop_reason
-        self.usage = self.usage + response.usage
-        cost = cost_usd(spec.price, response.usage) if response.usage_known else None
-        if cost is None and self._cost is not None and self.budget.max_cost_usd is not None:
-            why = "no price is known" if spec.price is None else "the server reported no usage"
-            self.events(Notice(level="warning", message=_COST_UNKNOWN.format(why=why)))
-        self._cost = None if cost is None or self._cost is None else self._cost + cost
-        self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
+        cost = self._account(spec, response.usage, known=response.usage_known)
         if self.upstream is not None:
             self.upstream.charge(usage=response.usage, cost=cost)
         message = replace(response.message, producer=producer)
@@ -260,6 +262,9 @@ class QueryLoop:
             )
         self._append(history, message)
         self.context.observe(history, response.usage)
+        if self.compactor is not None:
+            self.compactor.server_compacted(history, response.usage)
+            self.compactor.warn_if_filling(history)
         reason = response.stop_reason
         if reason == StopReason.REFUSAL:
             return Finished(TerminalReason.REFUSED, "the model declined to continue (refusal)")
@@ -278,6 +283,39 @@ class QueryLoop:
             return self._continue_cut_text(history)
         self._cut_streak = 0
         return Finished(TerminalReason.COMPLETED)
+
+    def _account(self, spec: ModelSpec, usage: Usage, *, known: bool) -> float | None:
+        """Count a response's usage, and its cost at `spec`'s price, in the task's; returns
+        that cost (None: unknown)."""
+        self.usage = self.usage + usage
+        cost = cost_usd(spec.price, usage) if known else None
+        if cost is None and self._cost is not None and self.budget.max_cost_usd is not None:
+            why = "no price is known" if spec.price is None else "the server reported no usage"
+            self.events(Notice(level="warning", message=_COST_UNKNOWN.format(why=why)))
+        self._cost = None if cost is None or self._cost is None else self._cost + cost
+        self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
+        return cost
+
+    async def _compact_if_due(self, history: list[Message], spec: ModelSpec) -> Finished | None:
+        """Compact older turns of what is sent if the context passed its threshold (unless the
+        API compacts for this model); the summary request counts in the task's usage and cost
+        (and may exhaust the budget)."""
+        if self.compactor is None or self.compactor.server_side(spec) is not None:
+            return None
+        outcome = await self.compactor.auto(
+            history, lambda: Turn(model=self.model, system=self.system, tools=self.runtime.specs())
+        )
+        if outcome is None:
+            return None
+        self._account_summary(outcome.call)
+        if outcome.system is not None:
+            self.system = outcome.system  # the instruction files, re-read
+        return self._budget_stop()
+
+    def _account_summary(self, call: SummaryCall) -> None:
+        if call.spec is not None:
+            self.api_s += call.api_s
+            self._account(call.spec, call.usage, known=call.usage_known)
 
     async def _complete(
         self, history: list[Message], spec: ModelSpec
@@ -299,6 +337,7 @@ class QueryLoop:
                 max_tokens=self.settings.max_tokens_per_response,
                 effort=self.settings.effort,
                 spec=spec,
+                server_compaction=self.compactor.server_side(spec) if self.compactor else None,
             )
             try:
                 return await self.model.complete(request, self.events), caller

@@ -101,6 +101,9 @@ class ModelSpec:
     binds_thinking: bool = False
     """A thinking block is valid only for the model that produced it and only while everything
     before it (system prompt, tools, earlier messages) is unchanged."""
+    server_compaction: bool = False
+    """The API can compact its context itself (`compact_20260112`, `[context] compaction =
+    "server"`)."""
     legacy: bool = False
     """Still served, but superseded by a current model."""
     known: bool = True

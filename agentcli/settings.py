@@ -13,7 +13,10 @@ Each field also says, on the model itself, how levels combine and who may set it
   (`agentcli.trust`) may set it. **A field without one cannot be set by such a file at all**,
   so a key added later stays out of an untrusted repository's reach until someone decides,
   here, that it only narrows what runs unasked or is harmless;
-- `Env(NAME)`: an environment variable that sets it (above the config files, below flags).
+- `Env(NAME)`: an environment variable that sets it (above the config files, below flags);
+- `StartsPrograms(...)`: its value makes agentcli start programs. Where it `needs_approval`, a
+  trusted workspace's own file applies it only as the user approved it, by content
+  (`agentcli.approvals`); `agentcli trust` lists every such setting of the workspace.
 
 The top-level `allow`, `ask` and `deny` keys are the `[permissions]` lists (`ALIASES`).
 """
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,10 +35,11 @@ from agentcli.catalogue import CATALOGUE, DEFAULT_MODEL, Catalogue, Effort, Thin
 from agentcli.errors import ConfigError
 from agentcli.hook_entry import MatcherGroup
 from agentcli.mcp_entry import ServerEntry, check_server_name
+from agentcli.provenance import HeldContent, Origin, Provenance
 from agentcli.provider import Provider
 from agentcli.vocabulary import PermissionMode
 
-__all__ = ["DEFAULT_MODEL", "Settings"]
+__all__ = ["DEFAULT_MODEL", "HeldContent", "Origin", "Provenance", "Settings"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +67,21 @@ class Env:
 class ByName:
     """A table of named entries: a higher level replaces an entry of the same name whole (a
     server configured twice is the higher level's server, never a mix of both)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StartsPrograms:
+    """The field's value names programs agentcli starts (see the module docstring)."""
+
+    kind: str
+    """What they are (the approval's kind: `mcp`)."""
+    what: str
+    """What they are, in words (`MCP servers`)."""
+    runs: str
+    """How they run, in words (`unconfined`, `in the sandbox`)."""
+    needs_approval: bool
+    """Bound to the user's approval of the content (programs that run unconfined); otherwise
+    listed only (they run in the sandbox)."""
 
 
 ACCUMULATES = Accumulates()
@@ -136,7 +155,9 @@ class AcceptanceSection(BaseModel):
 
     model_config = _STRICT
 
-    commands: list[str] = []
+    commands: Annotated[
+        list[str], StartsPrograms("acceptance", "acceptance checks", "in the sandbox", False)
+    ] = []
     """Check commands run on the final workspace (`tests` detects the project's test command);
     `--accept` replaces them."""
     retries: Annotated[int, Field(ge=0), HARMLESS] = 3
@@ -156,9 +177,23 @@ class ConvergenceSection(BaseModel):
     """Failures of the same call on an unchanged workspace before the model is told."""
 
 
+class CompactionMode(enum.StrEnum):
+    """Who writes a compaction's summary (`[context] compaction`)."""
+
+    CLIENT = "client"
+    SERVER = "server"
+
+
+SAME_SERVER = Untrusted(
+    lambda _value, _in_force: True,
+    "the same server with the same key; a price --max-cost needs is checked as the model's",
+)
+
+
 class ContextSection(BaseModel):
-    """`[context]`: when old tool results stop being sent to the model in full (what the model
-    is sent, never what runs)."""
+    """`[context]`: when old tool results stop being sent to the model in full, and when older
+    turns are compacted into a summary (what the model is sent, never what runs or what the
+    journal keeps)."""
 
     model_config = _STRICT
 
@@ -167,7 +202,35 @@ class ContextSection(BaseModel):
     elide_at: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False), HARMLESS] = 0.5
     """Fraction of the window a response's context may reach before old results are elided."""
     keep_recent: Annotated[int, Field(ge=1), HARMLESS] = 3
-    """Tool rounds whose results are always sent in full."""
+    """Tool rounds whose results are always sent in full, and model turns a compaction always
+    sends verbatim after its summary."""
+    auto_compact: Annotated[bool, Field(strict=False), HARMLESS, Env("AGENTCLI_AUTO_COMPACT")] = (
+        True
+    )
+    """False (or `AGENTCLI_AUTO_COMPACT=0`): never compact on its own; `/compact` still does."""
+    auto_compact_at: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), HARMLESS] = 0.85
+    """Fraction of the window a response's context may reach before older turns are replaced,
+    in what the model is sent, by a summary (0: never)."""
+    warn_at: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False), HARMLESS] = 0.75
+    """Fraction of the window at which the REPL's status line, and `run` once on stderr, say
+    how full the context is (0: never)."""
+    compact_model: Annotated[str | None, Field(min_length=1), SAME_SERVER] = None
+    """The model that writes compaction summaries (default: the session's model), e.g. a
+    cheaper one of the same provider; its cost counts in the task's, and `--max-cost` needs
+    its price."""
+    compaction: Annotated[CompactionMode, Field(strict=False), SAME_SERVER] = CompactionMode.CLIENT
+    """client (agentcli writes the summary; every provider) or server (the Anthropic API's own
+    compaction, `compact_20260112`, on the models the catalogue says support it)."""
+
+
+class ToolsSection(BaseModel):
+    """`[tools]`: which of agentcli's own optional tools the model is offered."""
+
+    model_config = _STRICT
+
+    todo: Annotated[bool, HARMLESS] = True
+    """Offer `todo_write` (the task's checklist); false leaves it out (its schema costs
+    context, and the newest models keep track without it)."""
 
 
 def at_most(key: str, default: float | None) -> Untrusted:
@@ -311,6 +374,8 @@ class ModelEntry(BaseModel):
     """It rejects `tool_choice` any/tool."""
     binds_thinking: bool | None = None
     """Its thinking blocks are valid only for it, under the same transcript."""
+    server_compaction: bool | None = None
+    """The API can compact its context itself (`[context] compaction = "server"`)."""
 
     def given(self) -> dict[str, Any]:
         """The fields set, as the catalogue takes them."""
@@ -326,38 +391,6 @@ def _check_prices(models: dict[str, ModelEntry]) -> dict[str, ModelEntry]:
                 f"model {model_id!r} has no known price: give both `input` and `output`"
             )
     return models
-
-
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """Where a value came from: a config file, a flag or an environment variable."""
-
-    name: str
-    """The file's path, the flag (`--model`) or the variable (`AGENTCLI_MODEL`)."""
-    path: Path | None = None
-    """The config file, when it came from one."""
-
-    def __str__(self) -> str:
-        return self.name
-
-
-@dataclass(kw_only=True)
-class Provenance:
-    """What the settings were resolved from (for messages, `doctor` and the trust notice)."""
-
-    sources: list[Path] = field(default_factory=list)
-    """The config files read, lowest precedence first."""
-    origins: dict[str, Origin] = field(default_factory=dict)
-    """Dotted key → where its value came from (keys left at their default are absent)."""
-    contributions: dict[str, list[tuple[Origin, list[Any]]]] = field(default_factory=dict)
-    """For accumulating keys: what each level added, lowest precedence first."""
-    trusted: bool = True
-    """The workspace's in-repo files were taken whole (the user trusts the workspace)."""
-    ignored: dict[Path, list[str]] = field(default_factory=dict)
-    """Per in-repo file of an untrusted workspace, the settings dropped, as `key = value`."""
-    withheld: dict[Path, dict[str, Any]] = field(default_factory=dict)
-    """The same settings as written (dotted key → value, unchecked): to name what did not
-    apply (e.g. the hooks an untrusted repository holds)."""
 
 
 class Settings(BaseModel):
@@ -379,10 +412,15 @@ class Settings(BaseModel):
     acceptance: AcceptanceSection = AcceptanceSection()
     convergence: ConvergenceSection = ConvergenceSection()
     context: ContextSection = ContextSection()
+    tools: ToolsSection = ToolsSection()
     api: ApiSection = ApiSection()
     models: dict[str, ModelEntry] = {}
     """`[models."ID"]` tables: models added to the catalogue, or changes to the ones it has."""
-    mcp_servers: Annotated[dict[str, ServerEntry], BY_NAME] = {}
+    mcp_servers: Annotated[
+        dict[str, ServerEntry],
+        BY_NAME,
+        StartsPrograms("mcp", "MCP servers", "unconfined", True),
+    ] = {}
     """`[mcp_servers.NAME]` tables: MCP servers whose tools the model gets (`agentcli.mcp`)."""
     hooks: HooksSection = HooksSection()
     agents: AgentsSection = AgentsSection()

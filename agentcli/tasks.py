@@ -66,6 +66,20 @@ def exit_code_for(state: TaskState, reason: TerminalReason) -> ExitCode:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CommandOrigin:
+    """The custom command or skill a task's prompt was expanded from (`/name args`)."""
+
+    name: str
+    """With its slash: `/git:commit`."""
+    arguments: str
+    path: str
+    """The definition file."""
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "arguments": self.arguments, "path": self.path}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CheckEvidence:
     """One acceptance check, run by agentcli itself on a specific artifact version."""
 
@@ -81,6 +95,9 @@ class CheckEvidence:
     """The repair round it belongs to (0: the checks after the model first finished)."""
     reused: bool = False
     """Not run again: the workspace was the same version as when this evidence was taken."""
+    setup_problem: str | None = field(default=None, repr=False)
+    """Why the check could not start at all (`agentcli.check_setup`): not the model's to fix
+    (not in the JSON result: the task's `error` says it)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -123,6 +140,10 @@ class TaskResult:
     """The last model response's stop reason (None: no response)."""
     duration_api_s: float = 0.0
     repair_rounds: int = 0
+    compactions: int = 0
+    """Times the task's context was compacted (a summary replaced older turns)."""
+    todos: list[dict[str, str]] = field(default_factory=list)
+    """The todo list when the task ended (`{"content", "status", "activeForm"}` each)."""
 
     @property
     def exit_code(self) -> ExitCode:
@@ -168,6 +189,8 @@ class TaskResult:
             "permission_denials": self.permission_denials,
             "hook_blocks": self.hook_blocks,
             "subagents": self.subagents,
+            "compactions": self.compactions,
+            "todos": self.todos,
             "error": self.error,
         }
 

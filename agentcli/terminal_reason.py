@@ -30,6 +30,7 @@ class TerminalReason(enum.StrEnum):
     USAGE_ERROR = "usage_error"
     """The command line asks for something impossible (exit 2)."""
     CONFIG_ERROR = "config_error"
-    """A config file, the data directory, the journal or the API key is unusable (exit 2)."""
+    """A config file, the data directory, the journal or the API key is unusable, or an
+    acceptance check cannot start at all (a setup error, not the model's to fix) (exit 2)."""
     INTERNAL_ERROR = "internal_error"
     """A bug in agentcli (exit 1; the traceback is in the error log)."""

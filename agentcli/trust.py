@@ -7,8 +7,12 @@ without asking (allow rules, a looser mode, sandbox openings, acceptance command
 
 The store is one small JSON file in the data dir, outside every repository:
 `{"version": 1, "workspaces": {"/resolved/path": {"trusted_at": "<ISO 8601 UTC>"}}}`. Start-up
-reads it once; changes happen under an exclusive lock and replace the file atomically, so
-concurrent `agentcli trust` calls lose no entry and a reader never sees half a file.
+reads it once; changes happen under an exclusive lock and replace the file atomically
+(`agentcli.jsonstore`), so concurrent `agentcli trust` calls lose no entry and a reader never
+sees half a file.
+
+Trusting a workspace does not approve the programs its files start: those are approved by
+content (`agentcli.approvals`).
 
 Trust is keyed by the workspace's resolved path (symlinks followed), exactly: not by its git
 root and not inherited by subdirectories, because the files it vouches for are that directory's
@@ -22,20 +26,14 @@ for the user who gave it, and trusting a workspace is never a side effect of ans
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
-import json
 import os
-import tempfile
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from agentcli.errors import ConfigError
+from agentcli.jsonstore import read_json, replace_json, store_lock
 from agentcli.paths import data_home
-from agentcli.private import private_dir
 
 STORE_NAME = "trusted_workspaces.json"
 STORE_VERSION = 1
@@ -68,7 +66,7 @@ def set_trusted(workspace: Path, trusted: bool) -> bool:
     """Trust `workspace`, or stop trusting it. False when it already was that way."""
     path = store_path()
     key = workspace_key(workspace)
-    with _locked(path):
+    with store_lock(path):
         entries = _read(path)
         if (key in entries) == trusted:
             return False
@@ -81,31 +79,21 @@ def set_trusted(workspace: Path, trusted: bool) -> bool:
 
 
 def _read(path: Path) -> dict[str, str]:
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    data = read_json(
+        path, what="the trust store", hint="fix or remove it (removing it untrusts every workspace)"
+    )
+    if data is None:
         return {}
-    except NotADirectoryError as exc:
-        raise ConfigError(
-            f"the data directory {path.parent} cannot be used: it is not a directory",
-            hint="AGENTCLI_HOME (or the user data directory) must be a writable directory",
-        ) from exc
-    except (OSError, ValueError) as exc:
-        raise _broken(path, str(exc)) from exc
     workspaces = data.get("workspaces") if isinstance(data, dict) else None
     if not isinstance(workspaces, dict):
-        raise _broken(path, 'no "workspaces" table')
+        raise ConfigError(
+            f'the trust store {path} is unreadable: no "workspaces" table',
+            hint="fix or remove it (removing it untrusts every workspace)",
+        )
     return {
         str(key): str(entry.get("trusted_at", "")) if isinstance(entry, dict) else ""
         for key, entry in workspaces.items()
     }
-
-
-def _broken(path: Path, why: str) -> ConfigError:
-    return ConfigError(
-        f"the trust store {path} is unreadable: {why}",
-        hint="fix or remove it (removing it untrusts every workspace)",
-    )
 
 
 def _write(path: Path, entries: dict[str, str]) -> None:
@@ -113,26 +101,4 @@ def _write(path: Path, entries: dict[str, str]) -> None:
         "version": STORE_VERSION,
         "workspaces": {key: {"trusted_at": when} for key, when in sorted(entries.items())},
     }
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{STORE_NAME}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(temp).replace(path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Writers serialize on a lock file beside the store (the store itself gets replaced)."""
-    private_dir(path.parent)
-    fd = os.open(path.with_name(f"{path.name}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    replace_json(path, data)

@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentcli.call_records import CallStatus, ToolCallRecord
+from agentcli.call_records import CallStatus, FileWrite, PreState, ToolCallRecord
 from agentcli.messages import Message, ToolResultBlock
 from agentcli.testing import respond, text, tool_use
 
@@ -40,7 +40,8 @@ def _per_call(journal: object, risk: str, prefix: str) -> list[float]:
         started = time.perf_counter()
         journal.call_proposed(record)  # type: ignore[attr-defined]
         record.status = CallStatus.STARTED
-        journal.call_started(record, {"path": f"/w/f{n}.txt", "pre_hash": None, "post_hash": "x"})  # type: ignore[attr-defined]
+        written = FileWrite(path=f"/w/f{n}.txt", pre_hash=None, post_hash="x")
+        journal.call_started(record, PreState(write=written))
         record.status, record.result_text = CallStatus.SUCCEEDED, "wrote 1 line"
         journal.call_finished(record)  # type: ignore[attr-defined]
         samples.append(time.perf_counter() - started)

@@ -1,4 +1,5 @@
-"""Shared fixtures: no test reaches the network or the user's real agentcli data."""
+"""Shared fixtures: no test reaches the network or the user's real agentcli data, and no test
+leaves a process running (`tests.processes`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from hypothesis import settings
 
 from agentcli import environment
 from agentcli.testing import guard_network
+from tests import processes
+from tests.sandbox_skips import SandboxSkips
 
 # CI and the README's test command run the same examples every time (a property test that
 # found a new counterexample at random would fail a landing by chance); the explore profile
@@ -26,6 +29,11 @@ settings.load_profile(
 CHECKOUT = Path(__file__).resolve().parents[1]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # A sandbox test skipped where the sandbox is enforced fails the run (tests.sandbox_skips).
+    config.pluginmanager.register(SandboxSkips(), "agentcli-sandbox-skips")
+
+
 @pytest.fixture(autouse=True)
 def _isolated(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
@@ -33,6 +41,10 @@ def _isolated(
     home = tmp_path_factory.mktemp("agentcli-home")
     monkeypatch.setenv("AGENTCLI_HOME", str(home / "data"))
     monkeypatch.setenv("AGENTCLI_CONFIG_DIR", str(home / "config"))
+    # Claude Code's and Codex's user directories hold skills and commands a session reads:
+    # never the real ones (`~/.agents/skills` follows HOME, which tests of skills set).
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(home / "codex"))
     # Anything that forgets to point the SDK at the fake server hits a closed local port.
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
@@ -51,6 +63,30 @@ def _isolated(
         yield
     environment._claimed.clear()
     environment._claimed.update(claimed)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _reaper() -> None:
+    """Orphans of any test's processes come to this process (`tests.processes`), so a leak
+    cannot hide by re-parenting itself to init."""
+    assert processes.become_subreaper(), "cannot become a child subreaper: leaks would hide"
+
+
+@pytest.fixture(autouse=True)
+def _leaves_no_processes(_reaper: None) -> Iterator[None]:
+    """Fail the test that leaves a process running (killing it, so the next test starts
+    clean). Set up before, and so torn down after, every other fixture of the test: what they
+    stop in their teardown is not a leak."""
+    before = processes.live_descendants()
+    yield
+    left = processes.left_behind(before)
+    if left:
+        described = [processes.describe(proc) for proc in left]
+        processes.kill(left)
+        pytest.fail(
+            "the test left processes running (now killed):\n  " + "\n  ".join(described),
+            pytrace=False,
+        )
 
 
 @pytest.fixture

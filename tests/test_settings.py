@@ -233,6 +233,14 @@ UNTRUSTED_TABLE: list[tuple[str, Any, bool]] = [
     ("context.window_tokens", 1000, True),
     ("context.elide_at", 0.9, True),
     ("context.keep_recent", 5, True),
+    ("context.auto_compact", False, True),
+    ("context.auto_compact_at", 0.5, True),
+    ("context.warn_at", 0.5, True),
+    # Another model of the same provider, on the same server with the same key (as `model`
+    # may be); --max-cost refuses to start when its price is unknown.
+    ("context.compact_model", "claude-haiku-4-5", True),
+    ("context.compaction", "server", True),
+    ("tools.todo", False, True),
     ("api.idle_timeout_s", 30, True),
     ("api.max_retry_wait_s", 60, True),
     ("api.transport", "sdk", True),

@@ -194,9 +194,13 @@ def test_extra_models_get_the_rules_a_test_gives_them() -> None:
 
 
 # -- thinking blocks bound to the model and transcript that produced them ------------------------
+READ_FILE = {"name": "read_file", "description": "read", "input_schema": {"type": "object"}}
+"""A request that sends tool blocks back must define tools (the API refuses it otherwise)."""
+
+
 def produced(server: FakeMessagesServer, model: str) -> tuple[dict[str, Any], list[JsonObject]]:
     """A first request to `model`, answered with thinking and a tool call (signed by the fake)."""
-    first = base(model)
+    first = base(model, tools=[READ_FILE])
     server.push(
         stream_message([thinking("let me look"), tool_use("read_file", {"path": "a"}, id="t1")])
     )
@@ -264,3 +268,13 @@ def test_older_models_do_not_bind_thinking(server: FakeMessagesServer) -> None:
     first, blocks = produced(server, "claude-sonnet-4-5")
     server.push(stream_message([text("done")]))
     assert post(server, follow_up(first, blocks, "claude-haiku-4-5"))[0] == 200
+
+
+def test_tool_blocks_without_tools_are_refused(server: FakeMessagesServer) -> None:
+    first, blocks = produced(server, "claude-sonnet-4-5")
+    body = follow_up(first, blocks, "claude-sonnet-4-5")
+    del body["tools"]
+    code, answer = post(server, body)
+    assert code == 400
+    assert "Requests which include `tool_use` or `tool_result` blocks must define tools" in answer
+    server.take_refusals()

@@ -1,13 +1,15 @@
 """What a subagent may do: at most what the task that delegated to it may.
 
-- **Tools**: its parent's (the session's built-in and MCP tools), filtered by the definition's
-  `tools` (an allow-list) and `disallowedTools` (a deny-list; it wins); the `agent` tool only
-  while the depth limit allows another level.
+- **Tools**: its parent's (the session's built-in, MCP and skill tools), filtered by the
+  definition's `tools` (an allow-list) and `disallowedTools` (a deny-list; it wins); the
+  `agent` tool only while the depth limit allows another level; never `todo_write` (the todo
+  list is the user's task's).
 - **Permissions**: its parent's policy (the same rules, sandbox and protected paths). A
   definition's `permissionMode` applies only when it is narrower than the parent's mode
   (`read-only` < `default` < `accept-edits` < `auto` < `yolo`); then every call is decided by
   both the parent's policy and the policy in that mode, and the stricter verdict wins (so the
-  child can never be allowed what the parent would not be).
+  child can never be allowed what the parent would not be). An allow rule the child's own work
+  would grant (a skill's `allowed-tools`) does not reach its parent's policy.
 - **Questions**: its parent's prompter, one question at a time across all subagents, each
   labelled with the subagent (`[explore] shell wants to run …`); without a terminal they are
   denied as the parent's are. `permissionMode: dontAsk` denies them without asking.
@@ -34,10 +36,14 @@ from agentcli.permissions import (
 )
 from agentcli.permissions.rules import RuleKind, RulesView, class_matches
 from agentcli.permissions.screen import SearchScreen
+from agentcli.todo import TODO_TOOL
 from agentcli.tools.base import Tool
 from agentcli.vocabulary import Decision, PermissionMode, PermissionTarget, Risk, Verdict
 
 AGENT_TOOL = "agent"
+TASK_ONLY = frozenset({TODO_TOOL})
+"""Tools whose state is the user's task's own (its todo list, shown to the user and kept across
+compactions): a subagent plans in its own context instead."""
 
 WIDTH = {
     PermissionMode.READ_ONLY: 0,
@@ -61,9 +67,7 @@ def child_mode(parent: PermissionMode, asked: PermissionMode | None) -> Permissi
 def child_policy(parent: PermissionPolicy, asked: PermissionMode | None) -> PermissionPolicy:
     """The policy a subagent's calls are decided by (see the module docstring)."""
     mode = child_mode(parent.mode, asked)
-    if mode is parent.mode:
-        return parent
-    return Narrowed(parent, parent.for_mode(mode))
+    return Bounded(parent, parent.for_mode(mode) if mode is not parent.mode else None)
 
 
 def _confinement_width(confinement: Confinement | None) -> tuple[int, bool, bool]:
@@ -84,16 +88,18 @@ def stricter(first: Verdict, second: Verdict) -> Verdict:
 
 
 @dataclass(frozen=True, slots=True)
-class Narrowed:
-    """A subagent's policy in a narrower mode than its parent's: both decide, the stricter
-    wins. Rules granted ("always") are the parent's, so they hold for both."""
+class Bounded:
+    """A subagent's policy: its parent's, and in a narrower mode (`narrow`, if any) both decide
+    and the stricter wins. What the user answers "always" to is remembered as the parent's
+    (a person decided it); an allow rule granted by the subagent's own work (a skill's
+    `allowed-tools`) is not: it would outlast the subagent and widen its parent."""
 
     parent: PermissionPolicy
-    narrow: PermissionPolicy
+    narrow: PermissionPolicy | None = None
 
     @property
     def mode(self) -> PermissionMode:
-        return self.narrow.mode
+        return self.narrow.mode if self.narrow is not None else self.parent.mode
 
     @property
     def sandbox_available(self) -> bool:
@@ -104,7 +110,10 @@ class Narrowed:
         return self.parent.sandbox_problem
 
     def decide(self, risk: Risk, target: PermissionTarget) -> Verdict:
-        return stricter(self.narrow.decide(risk, target), self.parent.decide(risk, target))
+        verdict = self.parent.decide(risk, target)
+        return (
+            verdict if self.narrow is None else stricter(self.narrow.decide(risk, target), verdict)
+        )
 
     def remember(self, rule: str) -> None:
         self.parent.remember(rule)
@@ -113,18 +122,22 @@ class Narrowed:
         return self.parent.rules_view()
 
     def add_rule(self, kind: RuleKind, text: str, source: str = "session") -> None:
-        self.parent.add_rule(kind, text, source)
+        if kind is not RuleKind.ALLOW:  # an ask or deny only narrows
+            self.parent.add_rule(kind, text, source)
+
+    def drop_rules(self, source: str) -> None:
+        self.parent.drop_rules(source)
 
     def take_notices(self) -> list[str]:
         return self.parent.take_notices()
 
     def search_screen(self, root: str) -> SearchScreen:
-        return self.narrow.search_screen(root)
+        return (self.narrow or self.parent).search_screen(root)
 
     def for_mode(self, mode: PermissionMode) -> PermissionPolicy:
         if WIDTH[mode] >= WIDTH[self.mode]:
             return self  # never wider than it is
-        return Narrowed(self, self.narrow.for_mode(mode))
+        return Bounded(self, (self.narrow or self.parent).for_mode(mode))
 
 
 def _named(tool: str, names: Sequence[str]) -> bool:
@@ -143,7 +156,7 @@ def child_tools(
             continue
         if _named(tool.name, definition.disallowed):
             continue
-        if tool.name == AGENT_TOOL and not may_delegate:
+        if (tool.name == AGENT_TOOL and not may_delegate) or tool.name in TASK_ONLY:
             continue
         chosen.append(tool)
     return chosen

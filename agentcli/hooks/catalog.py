@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from agentcli.hook_entry import Handler, MatcherGroup, named_files
 from agentcli.hooks.approval import approved_digest
 from agentcli.paths import project_config_paths
+from agentcli.safe_read import Inside, read_bytes
 from agentcli.settings import Settings
 
 
@@ -199,11 +200,18 @@ def set_digest(hooks: list[HookDef]) -> str:
     return hashlib.sha256(json.dumps(canonical).encode()).hexdigest()
 
 
+MAX_HOOK_SCRIPT_BYTES = 16 * 1024 * 1024
+"""A script a hook names larger than this is not hashed (nor approved: the set changes)."""
+
+
 def file_hashes(command: str, workspace: Path) -> tuple[tuple[str, str], ...]:
     found = []
+    inside = Inside.of(workspace)
     for path in named_files(command, workspace):
-        try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        try:  # a workspace file: a regular one, inside, bounded (never a pipe that blocks)
+            digest = hashlib.sha256(
+                read_bytes(path, inside=inside, limit=MAX_HOOK_SCRIPT_BYTES)
+            ).hexdigest()
         except OSError:
             continue
         found.append((str(path.relative_to(workspace.resolve())), digest))

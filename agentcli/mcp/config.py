@@ -6,7 +6,9 @@ Sources, merged by name (a later one replaces an earlier server of the same name
    and a workspace's own `.agentcli` files once it is trusted);
 2. `.mcp.json` at the workspace root (Claude Code's format: `{"mcpServers": {NAME: {...}}}`),
    only in a trusted workspace or with `--trust-project`: a cloned repository must not start
-   programs. Otherwise it is ignored, and `Configured.notice` names the servers it held;
+   programs. Otherwise it is ignored, and `Configured.notice` names the servers it held. In a
+   trusted workspace only as the user approved it, by content (`agentcli.approvals`): changed
+   since, or never approved, it is held back (`Configured.held`) until `agentcli trust`;
 3. each `--mcp-config FILE` (the same format), in the order given: the user's own flag.
 
 A file that is not JSON, has an unknown key or a server without `command`/`url` is a
@@ -30,6 +32,8 @@ from pydantic import ValidationError
 from agentcli.environment import without_own_credentials
 from agentcli.errors import ConfigError, UsageError
 from agentcli.mcp_entry import ServerEntry, check_server_name
+from agentcli.programs import ProgramContent, mcp_json_content
+from agentcli.provenance import HeldContent
 from agentcli.safe_read import MAX_CONFIG_BYTES, Inside, Unreadable, read_bytes
 from agentcli.settings import Settings
 
@@ -56,9 +60,17 @@ class Configured:
     trusted: bool = False
     """Whether the workspace is trusted: only then do stdio servers start in it (see
     `session.server_directory`)."""
+    held: list[HeldContent] = field(default_factory=list)
+    """Servers of a trusted workspace's own files (`[mcp_servers]`, `.mcp.json`) that the user
+    has not approved as they are now: not started."""
 
     def notice(self) -> str | None:
-        """What to tell the user once about an ignored `.mcp.json`, or None."""
+        """What to tell the user once about ignored or held servers, or None."""
+        ignored = self._ignored_notice()
+        said = [*(h.notice() for h in self.held), *([ignored] if ignored else [])]
+        return "\n".join(said) or None
+
+    def _ignored_notice(self) -> str | None:
         if self.ignored_file is None:
             return None
         names = ", ".join(self.ignored) if self.ignored else "(none readable)"
@@ -75,19 +87,38 @@ def configured_servers(
 ) -> Configured:
     """Every server the session should start (see the module docstring)."""
     found = Configured(trusted=settings.provenance.trusted)
+    found.held += [h for h in settings.provenance.held if h.kind == "mcp"]
     for name, entry in settings.mcp_servers.items():
         origin = settings.origin(f"mcp_servers.{name}")
         found.servers[name] = ConfiguredServer(name, entry, str(origin) if origin else "config")
     project = workspace / PROJECT_FILE
     if os.path.lexists(project):  # a pipe or a link there is refused, naming it, not passed over
         if settings.provenance.trusted:
-            found.servers.update(read_servers(project, str(project), inside=Inside.of(workspace)))
+            servers, content = project_servers(project, workspace)
+            held = None if settings.provenance.vouched else content.held(workspace)
+            if held is None:
+                found.servers.update(servers)
+            else:
+                found.held.append(held)
         else:
             found.ignored_file = project
             found.ignored = _names_in(project)
     for path in extra_files:
         found.servers.update(read_servers(path, f"--mcp-config {path}", flag=True))
     return found
+
+
+def project_servers(
+    path: Path, workspace: Path
+) -> tuple[dict[str, ConfiguredServer], ProgramContent]:
+    """A workspace's `.mcp.json`: its servers, and them as program-starting content (what an
+    approval binds to: each server as the file writes it)."""
+    servers = read_servers(path, str(path), inside=Inside.of(workspace))
+    written = {
+        name: server.entry.model_dump(mode="json", exclude_unset=True)
+        for name, server in servers.items()
+    }
+    return servers, mcp_json_content(path, workspace, written)
 
 
 def read_servers(

@@ -40,4 +40,9 @@ def server_lines(configured: Configured, running: Mapping[str, Server] | None = 
     for name in configured.ignored:
         lines.append(f"{name}  ({configured.ignored_file})")
         lines.append("  status: ignored: the workspace is not trusted (agentcli trust)")
+    for held in configured.held:
+        why = "changed since you approved it" if held.changed else "not approved yet"
+        for name in held.names:
+            lines.append(f"{name}  ({held.path})")
+            lines.append(f"  status: not started: {why} (agentcli trust shows and approves it)")
     return lines or ["no MCP servers configured (see README: MCP servers)"]

@@ -45,6 +45,15 @@ class ToolSpec:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class ServerCompaction:
+    """Ask the Messages API to compact the context itself (`compact_20260112`) once the prompt
+    passes `trigger_tokens`, with `instructions` in place of its own summary prompt."""
+
+    trigger_tokens: int
+    instructions: str
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelRequest:
     system: str
@@ -59,6 +68,8 @@ class ModelRequest:
     (with the config's `[models]`); None: the client looks its model up itself."""
     idle_timeout_s: float | None = None
     """Give up on the attempt when the server sends nothing for this long (None: never)."""
+    server_compaction: ServerCompaction | None = None
+    """The API's own compaction (Anthropic, models that support it); None: agentcli's."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

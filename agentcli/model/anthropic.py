@@ -11,6 +11,7 @@ retries are off: `model.retry` retries instead.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import anthropic
 import httpx2
@@ -18,7 +19,7 @@ import httpx2
 from agentcli.errors import ModelError
 from agentcli.events import EventSink
 from agentcli.model import ModelRequest, ModelResponse
-from agentcli.model.request import build_request_params, sendable_messages
+from agentcli.model.request import beta_headers, build_request_params, sendable_messages
 from agentcli.model.wire import (
     IdleWatchdog,
     broken_stream_error,
@@ -64,6 +65,12 @@ class AnthropicModel:
 
     async def complete(self, request: ModelRequest, on_event: EventSink) -> ModelResponse:
         params = build_request_params(self._model, request)
+        # The SDK's `messages.create` knows no beta parameter: it goes as extra body, its beta
+        # as an extra header (as `client.beta` would send them).
+        extra: dict[str, Any] = {}
+        if "context_management" in params:
+            extra["extra_body"] = {"context_management": params.pop("context_management")}
+            extra["extra_headers"] = beta_headers(request, {})
         request_id: str | None = None
         answered = False
         idle = request.idle_timeout_s
@@ -71,7 +78,7 @@ class AnthropicModel:
             async with asyncio.timeout(idle) as timeout:
                 watchdog = IdleWatchdog(timeout, idle)
                 create = self._client.messages.with_streaming_response.create
-                async with create(**params) as response:
+                async with create(**params, **extra) as response:
                     answered = True
                     watchdog.alive()
                     request_id = response.headers.get("request-id")

@@ -22,7 +22,7 @@ from agentcli import __version__
 from agentcli.errors import ConfigError
 from agentcli.events import EventSink
 from agentcli.model import ModelRequest, ModelResponse
-from agentcli.model.request import request_body
+from agentcli.model.request import beta_headers, request_body
 from agentcli.model.wire import (
     IdleWatchdog,
     api_base_url,
@@ -134,9 +134,8 @@ class HttpAnthropicModel:
         try:
             async with asyncio.timeout(idle) as timeout:
                 watchdog = IdleWatchdog(timeout, idle)
-                sending = self._client.stream(
-                    "POST", self._url, content=body, headers=self._headers
-                )
+                headers = beta_headers(request, self._headers)
+                sending = self._client.stream("POST", self._url, content=body, headers=headers)
                 async with sending as response:
                     answered = True
                     watchdog.alive()

@@ -20,12 +20,12 @@ blocks another model produced are left out by the caller (`agentcli.context.boun
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentcli.catalogue import CATALOGUE, THINKING_BUDGETS, Effort, ModelSpec, ThinkingMode
 from agentcli.messages import JsonObject, Message
-from agentcli.model import ModelRequest
+from agentcli.model import ModelRequest, ServerCompaction
 
 EPHEMERAL = {"type": "ephemeral"}
 MIN_THINKING_BUDGET = 1_024
@@ -64,7 +64,33 @@ def build_request_params(model: str, request: ModelRequest) -> dict[str, Any]:
         tools: list[JsonObject] = [t.to_wire() for t in request.tools]
         tools[-1] = {**tools[-1], "cache_control": EPHEMERAL}
         params["tools"] = tools
+    if request.server_compaction is not None:
+        params["context_management"] = context_management(request.server_compaction)
     return params
+
+
+COMPACTION_BETA = "compact-2026-01-12"
+"""The beta the API's own compaction needs (`anthropic-beta`)."""
+
+
+def context_management(compaction: ServerCompaction) -> dict[str, Any]:
+    """`context_management` asking for `compact_20260112` past the trigger."""
+    edit = {
+        "type": "compact_20260112",
+        "trigger": {"type": "input_tokens", "value": compaction.trigger_tokens},
+        "instructions": compaction.instructions,
+    }
+    return {"edits": [edit]}
+
+
+def beta_headers(request: ModelRequest, headers: Mapping[str, str]) -> dict[str, str]:
+    """`headers` with the betas `request` needs added to any `anthropic-beta` already there
+    (`ANTHROPIC_CUSTOM_HEADERS` may carry some)."""
+    if request.server_compaction is None:
+        return dict(headers)
+    given = [b.strip() for b in headers.get("anthropic-beta", "").split(",") if b.strip()]
+    betas = given if COMPACTION_BETA in given else [*given, COMPACTION_BETA]
+    return {**headers, "anthropic-beta": ",".join(betas)}
 
 
 def reasoning_params(spec: ModelSpec, effort: Effort | None, max_tokens: int) -> dict[str, Any]:

@@ -125,6 +125,9 @@ class StreamAccumulator:
             # A count that is not one (null, NaN, …) leaves the one message_start gave.
             counts = (event.get("usage") or {}).items()
             self.usage.update({k: v for k, v in counts if token_count(v) is not None})
+            iterations = (event.get("usage") or {}).get("iterations")
+            if isinstance(iterations, list):
+                self.usage["iterations"] = iterations
         elif kind == "message_stop":
             self.finished = True
         # Unknown event types are ignored, as the API documentation asks clients to do.
@@ -148,6 +151,12 @@ class StreamAccumulator:
             block.partial_json.append(delta.get("partial_json", ""))
         elif dtype == "citations_delta":
             raw.setdefault("citations", []).append(delta.get("citation"))
+        elif dtype == "compaction_delta":
+            # The API's own summary (and its opaque metadata), whole in one delta: set, as the
+            # SDK's accumulator sets them, never appended to the block's null.
+            for key in ("content", "encrypted_content"):
+                if key in delta:
+                    raw[key] = delta[key]
         else:
             _apply_unknown_delta(raw, delta)
 
@@ -229,15 +238,26 @@ def _stream_error(data: JsonObject) -> Exception:
 
 
 def usage_from_wire(raw: dict[str, Any]) -> Usage:
-    def num(key: str) -> int:
-        return token_count(raw.get(key)) or 0
+    """The usage a response reports, with the API's own compaction counted in: its
+    `iterations` of type `compaction` are billed but left out of the top-level counts."""
 
-    return Usage(
-        input_tokens=num("input_tokens"),
-        output_tokens=num("output_tokens"),
-        cache_read_input_tokens=num("cache_read_input_tokens"),
-        cache_creation_input_tokens=num("cache_creation_input_tokens"),
-    )
+    def counts(source: Any) -> Usage:
+        def num(key: str) -> int:
+            return token_count(source.get(key)) or 0
+
+        return Usage(
+            input_tokens=num("input_tokens"),
+            output_tokens=num("output_tokens"),
+            cache_read_input_tokens=num("cache_read_input_tokens"),
+            cache_creation_input_tokens=num("cache_creation_input_tokens"),
+        )
+
+    usage = counts(raw)
+    iterations = raw.get("iterations")
+    for item in iterations if isinstance(iterations, list) else []:
+        if isinstance(item, dict) and item.get("type") == "compaction":
+            usage = usage + counts(item)
+    return usage
 
 
 def accumulate(events: Iterable[ServerSentEvent], on_event: EventSink) -> ModelResponse:

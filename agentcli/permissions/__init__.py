@@ -79,6 +79,9 @@ class PermissionPolicy(Protocol):
     def add_rule(self, kind: RuleKind, text: str, source: str = "session") -> None:
         """Add a rule for the rest of the session (not saved); UsageError if it is not one."""
 
+    def drop_rules(self, source: str) -> None:
+        """Remove the rules added with `source` (a grant for one task ends with it)."""
+
     def take_notices(self) -> list[str]:
         """What the user should hear about since the last call (e.g. a rule not saved)."""
         ...

@@ -17,6 +17,8 @@ class ModePolicy:
     allowed: set[str] = field(default_factory=set)
     sandbox_available: bool = False
     sandbox_problem: str | None = None
+    _sources: dict[str, set[str]] = field(default_factory=dict)
+    """The rules `add_rule` added, by source (what `drop_rules` removes)."""
 
     def decide(self, risk: Risk, target: PermissionTarget) -> Verdict:
         rule = suggested_rule(target)
@@ -41,7 +43,12 @@ class ModePolicy:
     def add_rule(self, kind: RuleKind, text: str, source: str = "session") -> None:
         if kind is not RuleKind.ALLOW:
             raise UsageError("this policy knows only allow rules")
-        self.allowed.add(parse_rule(text, source).text)
+        rule = parse_rule(text, source).text
+        self.allowed.add(rule)
+        self._sources.setdefault(source, set()).add(rule)
+
+    def drop_rules(self, source: str) -> None:
+        self.allowed -= self._sources.pop(source, set())
 
     def take_notices(self) -> list[str]:
         return []

@@ -79,6 +79,9 @@ class RulePolicy:
     agentcli_dirs: tuple[Path, ...] = ()
     """agentcli's own config and data directories (user config, trust store, "always" answers
     kept for untrusted workspaces): writes to them always ask, like writes to `.git/`."""
+    install_dirs: tuple[Path, ...] = ()
+    """agentcli's own installation (`agentcli.own_install`): a file tool's write there always
+    asks (the next start would run it); commands cannot write it (the sandbox)."""
     workspace: Path | None = None
     """Built-in read-only commands run without asking only while they read inside it."""
     hook_scripts: tuple[Path, ...] = ()
@@ -131,6 +134,11 @@ class RulePolicy:
     def add_rule(self, kind: RuleKind, text: str, source: str = "session") -> None:
         self.rules.add(kind, [text], source, granted=True)
 
+    def drop_rules(self, source: str) -> None:
+        for kind in RuleKind:
+            rules = self.rules.of(kind)
+            rules[:] = [rule for rule in rules if rule.source != source]
+
     def take_notices(self) -> list[str]:
         taken, self.notices = self.notices, []
         return taken
@@ -165,10 +173,13 @@ class RulePolicy:
                 f"{subject} is a script a hook runs: writes to it always ask; {YOLO_HINT}",
                 firm=True,
             )
-        if rule_class == "write" and is_protected_path(subject, self.agentcli_dirs, self.workspace):
+        if rule_class == "write" and is_protected_path(
+            subject, self.agentcli_dirs, self.workspace, self.install_dirs
+        ):
             return Verdict(
                 Decision.ASK,
-                f"writes to .git/ and agentcli's own config and data always ask; {YOLO_HINT}",
+                "writes to .git/, .mcp.json and agentcli's own config, data and installation "
+                f"always ask; {YOLO_HINT}",
                 firm=True,
             )
         asked = self.rules.first(RuleKind.ASK, rule_class, subject)

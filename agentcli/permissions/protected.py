@@ -1,9 +1,11 @@
-"""Protected paths: `.git/`, `.agentcli/` and agentcli's own config and data directories (the
-user config, the trust store, kept "always" answers), the scripts hooks run, and the shell
-commands that may write there: a redirection into one, a program given one as an argument (or,
-for agentcli's own directories and the hook scripts, spelling one out anywhere in an argument,
-as a `python -c` program may), `git config`, or `agentcli trust` and `agentcli hooks approve`
-(a repository must not be able to trust itself, or approve its own hooks).
+"""Protected paths: `.git/`, `.agentcli/`, the files that name programs agentcli starts
+(`.mcp.json`, and the scripts hooks run), agentcli's own config and data directories (the user
+config, the trust store, kept "always" answers) and, for the file tools, agentcli's own
+installation (`agentcli.own_install`); and the shell commands that may write there: a
+redirection into one, a program given one as an argument (or, for agentcli's own directories
+and the hook scripts, spelling one out anywhere in an argument, as a `python -c` program may),
+`git config`, or `agentcli trust` and `agentcli hooks approve` (a repository must not be able
+to trust itself, or approve its own hooks).
 
 A path is resolved as the shell would (`~`, `$VARS`, symbolic links, relative to the command's
 working directory) before it is compared. The policy (`policy.RulePolicy`) always asks before
@@ -23,20 +25,31 @@ from agentcli.permissions.shell import SimpleCommand
 from agentcli.truncation import shorten
 
 PROTECTED_DIRS = (".git", ".agentcli")
+PROGRAM_FILES = (".mcp.json",)
+"""Files that name programs agentcli starts unconfined (MCP servers): writes ask like writes
+to `.agentcli/`, and sandboxed commands cannot change them (`agentcli.sandbox.runner`)."""
 
 
 def is_protected_path(
-    path: str, agentcli_dirs: Sequence[Path] = (), cwd: Path | None = None
+    path: str,
+    agentcli_dirs: Sequence[Path] = (),
+    cwd: Path | None = None,
+    install_dirs: Sequence[Path] = (),
 ) -> bool:
     """Does `path` (a word from a command, or a tool's target) name something under `.git/`,
-    `.agentcli/`, or one of `agentcli_dirs` (agentcli's own config and data directories:
-    the user config, the trust store, kept "always" answers)? A relative path is taken from
-    `cwd`; `~`, `$VARS` and symlinks are resolved as the shell would."""
+    `.agentcli/`, a file that names programs agentcli starts (`.mcp.json`), or something in
+    one of `agentcli_dirs` (agentcli's own config and data directories: the user config, the
+    trust store, kept "always" answers) or `install_dirs` (agentcli's own installation: given
+    for the file tools' targets; for commands the sandbox keeps it read-only)? A relative path
+    is taken from `cwd`; `~`, `$VARS` and symlinks are resolved as the shell would."""
     for piece in path.split("="):
         components = [c for c in re.split(r"[/\\]", piece) if c]
         if any(c in PROTECTED_DIRS for c in components):
             return True
-        if agentcli_dirs and piece and _inside(_resolved(piece, cwd), agentcli_dirs):
+        if components and components[-1] in PROGRAM_FILES:
+            return True
+        own = (*agentcli_dirs, *install_dirs)
+        if own and piece and _inside(_resolved(piece, cwd), own):
             return True
     return False
 
@@ -83,7 +96,7 @@ def runs_agentcli_trust(part: SimpleCommand) -> bool:
     trust store's code?"""
     words = part.argv
     for index, word in enumerate(words):
-        if "agentcli.trust" in word or "set_trusted" in word:
+        if any(code in word for code in ("agentcli.trust", "set_trusted", "agentcli.approvals")):
             return True
         module = words[index + 1] if word == "-m" and index + 1 < len(words) else ""
         if word.startswith("-magentcli"):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from agentcli.confinement import CommandSandbox
 from agentcli.hook_entry import named_files
+from agentcli.own_install import own_install_paths
 from agentcli.paths import data_home, project_config_paths, user_config_path
 from agentcli.permissions import PermissionMode
 from agentcli.permissions.policy import RulePolicy
@@ -73,6 +74,7 @@ def build_policy(
         sandbox_network=sandbox_network,
         persist_to=_always_answers_path(workspace, trusted) if persist else None,
         agentcli_dirs=(user_config_path().parent, data_home()),
+        install_dirs=own_install_paths(),
         workspace=workspace,
         hook_scripts=hook_scripts,
     )
@@ -162,6 +164,7 @@ def _make_sandbox(
         env_keep=tuple(config.env_keep),
         agentcli_dirs=(user_config_path().parent, data_home()),
         read_only=read_only,
+        own_install=own_install_paths(),
     )
     sandbox = OsSandbox(workspace=workspace, settings=sandbox_settings)
     if sandbox.python is None:

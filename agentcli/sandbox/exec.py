@@ -15,8 +15,8 @@ with a devpts instance of its own, /proc its PID namespace's.
 - `--hide P`: in the root, a directory covered by an empty tmpfs, a file by /dev/null;
 - `--read-only P`: bind-mounted read-only (`.git`, `.agentcli`);
 - `--socket P`: a unix socket in the root, connectable (on Landlock ABI ≥ 9, only those);
-- `--absent P`: P did not exist when the session started and must not exist after the
-  command (a `.git` planted in a workspace that was not a repository): removed if the command
+- `--absent P`: P must not exist after the command unless it existed before (a `.git`
+  planted in a workspace that was not a repository, a `.mcp.json`): removed if the command
   created it (if it exists before the command starts, someone else made it: it is left);
 - `--tmp P`: the value of TMPDIR/TMP/TEMP;
 - `--seccomp HEX`: the seccomp filter to install (`seccomp.compiled`, as hex);
@@ -65,7 +65,7 @@ PRIVATE = ("/tmp", "/var/tmp", "/run", "/dev/shm", "/dev/mqueue")
 """Empty directories of the command's own (fresh tmpfs), writable (/dev/mqueue: the host's
 POSIX message queues are in the host's /dev, which the root binds)."""
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts")
-ABSENT_NOTE = "agentcli sandbox: removed what the command created where git metadata must not be"
+ABSENT_NOTE = "agentcli sandbox: removed what the command created where it must not be"
 
 
 class UsageError(Exception):
@@ -247,11 +247,15 @@ def run(options: dict[str, list[str]], argv: list[str]) -> int:
         for name in ("TMPDIR", "TMP", "TEMP"):
             os.environ[name] = tmp
     status_read, status_write = os.pipe()
+    # Held open by this process alone until it dies: PID 1 reads EOF on it once we are gone.
+    alive_read, alive_write = os.pipe()
     init = os.fork()
     if init == 0:  # pragma: no cover - PID 1 of the new namespace
         os.close(status_read)
-        os._exit(_init(options, argv, status_write, cwd))
+        os.close(alive_write)
+        os._exit(_init(options, argv, status_write, cwd, alive_read))
     os.close(status_write)
+    os.close(alive_read)
     code = _wait_like(init, status_read)
     try:
         remove_absent(options)
@@ -261,10 +265,22 @@ def run(options: dict[str, list[str]], argv: list[str]) -> int:
     return code
 
 
-def _init(options: dict[str, list[str]], argv: list[str], status_fd: int, cwd: str) -> int:
+def _init(
+    options: dict[str, list[str]], argv: list[str], status_fd: int, cwd: str, alive_fd: int
+) -> int:
     """PID 1: confine, start the command, reap, pass on signals, stop what is left."""
     try:
         namespaces.die_with_parent()
+        # The helper may have died before that took effect (killed with agentcli right after
+        # the fork): nothing would then kill this process. Its end of `alive_fd` is closed.
+        os.set_blocking(alive_fd, False)
+        try:
+            gone = os.read(alive_fd, 1) == b""
+        except BlockingIOError:
+            gone = False
+        os.close(alive_fd)
+        if gone:
+            return _fail("agentcli, which started the command, is gone: not running it")
         enter_root(cwd)
         namespaces.drop_capabilities()
         confine_self(options)

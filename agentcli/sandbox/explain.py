@@ -15,6 +15,10 @@ from pathlib import Path
 
 from agentcli.confinement import Confinement, Profile
 
+PROGRAM_FILE_NAMES = (".mcp.json",)
+"""`permissions.protected.PROGRAM_FILES` (the sandbox package does not import the policy's):
+a test keeps the two equal."""
+
 _FS_MARKERS = (
     "Read-only file system",
     "Permission denied",
@@ -41,6 +45,8 @@ _NET_MARKERS = (
     "Connection refused",
     "ECONNREFUSED",
 )
+_SHELL_SAYS = re.compile(r"^\S*sh: (?:line \d+: )?")
+"""The shell's own prefix on its error lines (`/usr/bin/bash: line 1: `): not a path involved."""
 _PATH = re.compile(r"""['"`‘]([^'"`’\n]+)['"`’]|((?:~|\.{1,2})?/[^\s:'",)]+|[\w.-]+/[^\s:'",)]*)""")
 
 GIT_WAY_OUT = (
@@ -78,11 +84,23 @@ class SandboxLimits:
     and toolchain dirs, sandbox.readable); nothing else of the host exists for it."""
     git_programs: tuple[Path, ...] = ()
     """The git dirs' config and hooks: read-only even for a command opened for `.git`."""
+    own_install: tuple[Path, ...] = ()
+    """agentcli's own interpreter, site-packages, package and entry script, where they lie
+    beneath a writable directory: read-only."""
+    program_files: tuple[Path, ...] = ()
+    """Files that name programs agentcli starts (`.mcp.json`): read-only."""
 
 
 def explain(output: str, limits: SandboxLimits, confinement: Confinement) -> str | None:
     """A note for the model when `output` shows the sandbox stopped the command, else None."""
-    if "agentcli sandbox: removed what the command created" in output:
+    removed = _removed(output)
+    if any(Path(path).name in PROGRAM_FILE_NAMES for path in removed):
+        return (
+            "The file this command created was removed: files that name programs agentcli "
+            "starts (MCP servers in .mcp.json) cannot be written by commands. Write it with "
+            "the file tools (the user is asked), or tell the user what it should hold."
+        )
+    if removed:
         return (
             "The workspace was not a git repository when the session started, so the .git this "
             "command created was removed: a planted .git/config can run programs when the "
@@ -129,12 +147,23 @@ def explain(output: str, limits: SandboxLimits, confinement: Confinement) -> str
     return " ".join(notes)
 
 
+def _removed(output: str) -> list[str]:
+    """The paths the helper removed after the command (`exec.ABSENT_NOTE`)."""
+    marker = "agentcli sandbox: removed what the command created where it must not be: "
+    return [
+        path
+        for line in output.splitlines()
+        if line.startswith(marker)
+        for path in line[len(marker) :].split(", ")
+    ]
+
+
 def _hidden_note(output: str, limits: SandboxLimits) -> str | None:
     """Why a path "does not exist": the sandbox hides where it is."""
     for line in output.splitlines():
         if "No such file or directory" not in line and "ENOENT" not in line:
             continue
-        for quoted, bare in _PATH.findall(line):
+        for quoted, bare in _PATH.findall(_SHELL_SAYS.sub("", line)):
             candidate = (quoted or bare).strip()
             if "/" not in candidate:
                 continue
@@ -163,12 +192,15 @@ def _file_system_note(
 ) -> str | None:
     saw_path = False
     for line in lines:
-        for quoted, bare in _PATH.findall(line):
+        for quoted, bare in _PATH.findall(_SHELL_SAYS.sub("", line)):
             candidate = (quoted or bare).strip()
             if not candidate or ("/" not in candidate and not candidate.startswith(".")):
                 continue
             saw_path = True
             path = _absolute(candidate, limits.workspace)
+            own = _own_note(candidate, path, limits)
+            if own is not None:
+                return own
             hit = next((p for p in limits.protected if _within(path, p)), None)
             if hit is not None and hit.name == ".agentcli":
                 return (
@@ -195,6 +227,25 @@ def _file_system_note(
     if saw_path:
         return None  # the paths involved are writable: the error is not the sandbox's
     return f"The permission error may have come from the sandbox. {OUTSIDE_WAY_OUT}"
+
+
+def _own_note(candidate: str, path: Path, limits: SandboxLimits) -> str | None:
+    """Why writing `path` failed, when it is agentcli's own install or a file naming programs
+    agentcli starts."""
+    if any(_within(path, p) for p in limits.own_install):
+        return (
+            f"Writing {candidate} failed: it is part of agentcli's own installation (its "
+            "interpreter, site-packages, package or entry script), which commands may not "
+            "change: the next agentcli start would run what they wrote. Install packages "
+            "elsewhere (another virtualenv), or tell the user what you need."
+        )
+    if any(path == p for p in limits.program_files):
+        return (
+            f"Writing {candidate} failed: files that name programs agentcli starts (MCP "
+            "servers) are read-only to commands. Tell the user what should change there; "
+            "a write with the file tools asks them."
+        )
+    return None
 
 
 def _writable(limits: SandboxLimits) -> tuple[Path, ...]:

@@ -8,7 +8,10 @@ What a sandboxed command sees is decided once per session, here:
   is not hidden;
 - it writes (workspace-write) the workspace, a per-session temp dir (`$TMPDIR`) and
   `sandbox.writable`; `.git` (and a worktree's git dirs) only when the decision opens it;
-  `.agentcli/` never; (read-only) only the temp dir;
+  `.agentcli/`, the files that name programs agentcli starts (`.mcp.json`: read-only if it
+  exists, removed after the command if the command created it) and agentcli's own install
+  (`agentcli.own_install`, where it lies beneath a writable directory) never; (read-only)
+  only the temp dir;
 - hidden from it, in both: credentials and keys under the home directory (~/.ssh, ~/.aws, …),
   agentcli's own config and data (the trust store), `sandbox.deny_read`, the host's /tmp,
   /run, /var/tmp and /dev/shm (where agent, docker and other unix sockets live; it gets empty
@@ -23,10 +26,11 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import sys
 import tempfile
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +39,7 @@ from agentcli.confinement import Confinement, PreparedCommand, Profile
 from agentcli.owngit.discover import locate
 from agentcli.safe_read import MAX_PROJECT_FILE_BYTES, Inside, read_bytes
 from agentcli.sandbox.bootstrap import helper_argv, helper_python
-from agentcli.sandbox.explain import SandboxLimits, explain
+from agentcli.sandbox.explain import PROGRAM_FILE_NAMES, SandboxLimits, explain
 
 SYSTEM_READABLE = (
     *("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt"),
@@ -84,6 +88,9 @@ class SandboxSettings:
     """agentcli's own config and data directories: hidden from every command."""
     read_only: tuple[Path, ...] = ()
     """More paths commands may read but never change (the scripts hooks run)."""
+    own_install: tuple[Path, ...] = ()
+    """agentcli's own installation (`agentcli.own_install`): read-only to every command where
+    it lies beneath the workspace or a writable directory."""
 
 
 def git_dirs(workspace: Path) -> tuple[Path, ...]:
@@ -119,6 +126,28 @@ class OsSandbox:
             *_submodule_git_files(self.workspace),
             *(path for path in self.settings.read_only if path.exists()),
         )
+        roots = (self.workspace, *self.writable)
+        # Read-only where a command could otherwise write it: the next start would run it.
+        self.own_install = tuple(
+            p for p in self.settings.own_install if any(p.is_relative_to(r) for r in roots)
+        )
+        # A read-only mount cannot be renamed, but a directory above it could be, and a new
+        # one made in its place (`mv src src2 && mkdir -p src/agentcli`): the directories
+        # between a writable root and the install are bound onto themselves (mount points
+        # cannot be renamed), their contents as writable as before. Never one inside the
+        # install (a writable mount there would stay writable under the read-only one).
+        self.fixed_dirs = tuple(
+            dict.fromkeys(
+                above
+                for p in self.own_install
+                for above in reversed(p.parents)
+                if any(above != r and above.is_relative_to(r) for r in roots)
+                and not any(above.is_relative_to(q) for q in self.own_install)
+            )
+        )
+        # Read-only while they exist, removed if a command created them (`--absent`): bound
+        # by path at each command, so one created later (by the user) is protected as well.
+        self.program_files = tuple(self.workspace / name for name in PROGRAM_FILE_NAMES)
         home = Path.home()
         self.hidden = _hidden_paths(home, self.settings)
         self.readable = _readable_paths(home, self.settings)
@@ -132,10 +161,9 @@ class OsSandbox:
         # protected path, or a renamed directory above a hidden one, stops the command
         # (`guards`). A hidden path is a mount point (it cannot be moved itself): its parents
         # could, leaving what it hid under another name.
-        roots = (self.workspace, *self.writable)
-        self.pins = _pins([*self.writable, *self.readable], under=roots)
+        self.pins = _pins([*self.writable, *self.readable, *self.fixed_dirs], under=roots)
         above_hidden = [a for h in self.hidden for a in h.parents if a not in roots]
-        self.guards = _pins([*self.protected, *above_hidden], under=roots)
+        self.guards = _pins([*self.protected, *above_hidden, *self.own_install], under=roots)
         self.env = environment.scrubbed(
             os.environ, extra=self.settings.env_scrub, keep=self.settings.env_keep
         )
@@ -144,6 +172,8 @@ class OsSandbox:
             temp_dir=self.temp_dir,
             writable=self.writable,
             protected=self.protected,
+            own_install=self.own_install,
+            program_files=self.program_files,
             network_blocked=not self.settings.network,
             hidden=tuple(p for p in self.hidden if p.exists()),
             visible=self.readable,
@@ -159,13 +189,13 @@ class OsSandbox:
         if confinement.profile is Profile.UNCONFINED:
             return PreparedCommand(argv=argv, env=environment.without_own_credentials(os.environ))
         options = ["--tmp", str(self.temp_dir)]
-        read_only = list(self.protected)
+        read_only = [*self.protected, *self.program_files, *self.own_install]
         if confinement.profile is Profile.READ_ONLY:
             reads = [self.workspace, *self.writable, *self.readable]
             writes: list[Path] = [self.temp_dir]
         else:
-            reads = list(self.readable)
-            writes = [self.workspace, self.temp_dir, *self.writable]
+            reads = [*self.readable, *self._also_readable(confinement.readable)]
+            writes = [self.workspace, self.temp_dir, *self.writable, *self.fixed_dirs]
             if confinement.git_write:
                 git_writable = [p for p in self.git if p.is_dir()]
                 writes += git_writable
@@ -175,11 +205,11 @@ class OsSandbox:
                 options.append("--network")
         options += _each("--read", [*reads, *_resolver_files()])
         options += _each("--write", writes)
-        options += _each("--link", self.links)
+        options += _each("--link", [*self.links, *confinement.readable])
         options += _each("--hide", self.hidden)
         options += _each("--read-only", read_only)
         options += _each("--socket", self.settings.allow_unix_sockets)
-        options += _each("--absent", self.absent)
+        options += _each("--absent", [*self.absent, *self.program_files])
         options += _each("--pin", self.pins)
         options += _each("--guard", self.guards)
         if self.python is None:
@@ -188,6 +218,55 @@ class OsSandbox:
 
     def explain_failure(self, output: str, exit_code: int, confinement: Confinement) -> str | None:
         return explain(output, self.limits, confinement)
+
+    def hides(self, paths: Sequence[Path]) -> list[Path]:
+        """Those of `paths` (as written) at or beneath a path hidden from every command (where
+        links lead), or that hold one's way there: none of these may be shown."""
+        found = []
+        for path in paths:
+            real = _real(path)
+            if any(real == h or real.is_relative_to(h) for h in self.hidden):
+                found.append(path)
+        return found
+
+    def _also_readable(self, paths: Sequence[Path]) -> list[Path]:
+        """The extra paths a confinement asks for, where they lead, less what is hidden or
+        already in sight, and never a directory the command's root is made of (`/`, /tmp and
+        the other private ones: a check naming /tmp does not get the host's), nor a socket."""
+        shown = (self.workspace, self.temp_dir, *self.writable, *self.readable)
+        kept: list[Path] = []
+        for path in paths:
+            real = _real(path)
+            if real in NEVER_SHOWN or self.hides([path]) or real in kept or _socket_place(real):
+                continue
+            if any(real.is_relative_to(s) for s in shown):
+                continue
+            kept.append(real)
+        return kept
+
+
+NEVER_SHOWN = tuple(
+    map(Path, ("/", "/tmp", "/var/tmp", "/run", "/dev/shm", "/proc", "/dev", "/sys"))
+)
+"""Directories a command never gets the host's of, even when a check names one."""
+
+
+def _socket_place(path: Path) -> bool:
+    """A unix socket, or beneath /run (where sockets live): never shown, even when a check
+    names it (below Landlock ABI 9 a socket in sight is connectable)."""
+    if any(path.is_relative_to(run) for run in (Path("/run"), Path("/var/run"))):
+        return True
+    try:
+        return stat.S_ISSOCK(path.stat().st_mode)
+    except OSError:
+        return False
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path
 
 
 def _pins(paths: Iterable[Path], *, under: Iterable[Path]) -> list[str]:

@@ -13,39 +13,53 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentcli.acceptance import AcceptanceSettings, resolve_commands
-from agentcli.agents import AgentTool, discover
+from agentcli.agents import AgentTool
+from agentcli.agents import discover as discover_agents
 from agentcli.catalogue import ModelSpec, choice_notices
 from agentcli.context import ContextSettings, ContextView
+from agentcli.context.compaction import CompactionSettings
+from agentcli.context.keeper import LongSession
 from agentcli.convergence import ConvergenceSettings
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.hooks import HookEngine, NotifyingPrompter, SessionFacts, session_hooks
+from agentcli.hooks.compaction import CompactionHooks
 from agentcli.instructions import Instructions, load_instructions, system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.mcp.config import configured_servers
 from agentcli.mcp.session import problem_reporter, start_servers
 from agentcli.model import ModelClient
-from agentcli.model.retry import RetryPolicy
+from agentcli.model.retry import RetryingModel, RetryPolicy
 from agentcli.owngit import RepoDecision, decide
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.permissions import NonInteractivePrompter, Prompter
 from agentcli.permissions.setup import SessionPermissions, build_permissions
 from agentcli.provider import Provider
 from agentcli.session.clients import ModelFactory, provider_factory
-from agentcli.session.live import LiveSession
+from agentcli.session.live import LiveSession, SessionParts
 from agentcli.session.openai_model import openai_notices, recorded_base_url, session_base_url
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
 from agentcli.session.options import SessionOptions
 from agentcli.session.records import messages_so_far
+from agentcli.session.skills import (
+    SessionSkills,
+    session_skills,
+    with_skill_dirs,
+    with_skills,
+)
 from agentcli.settings import Settings
+from agentcli.skills.pinned import skill_pins
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import SessionRow
-from agentcli.tools.base import ToolContext
+from agentcli.todo import TodoBoard
+from agentcli.tools.base import Tool, ToolContext
 from agentcli.tools.builtin import builtin_tools
+from agentcli.tools.todo_write import TodoWrite
 from agentcli.usage import Budget
 
 
@@ -86,12 +100,44 @@ def session_model(target: SessionTarget, settings: Settings) -> str:
     return settings.catalogue().resolve(settings.model)
 
 
-def check_budget(budget: Budget, spec: ModelSpec) -> None:
+def check_budget(budget: Budget, spec: ModelSpec, role: str = "model") -> None:
     if budget.max_cost_usd is not None and spec.price is None:
         raise UsageError(
-            f"--max-cost cannot be enforced: the price of model {spec.id!r} is unknown",
+            f"--max-cost cannot be enforced: the price of {role} {spec.id!r} is unknown",
             hint=f'use --max-tokens instead, or give its prices under [models."{spec.id}"]',
         )
+
+
+def summarizer_name(settings: Settings, budget: Budget) -> str | None:
+    """The model that writes compaction summaries when it is not the session's own
+    (`[context] compact_model`); its price, like the model's, must be known for --max-cost."""
+    name = settings.context.compact_model
+    if name is None:
+        return None
+    catalogue = settings.catalogue()
+    resolved = catalogue.resolve(name)
+    check_budget(budget, catalogue.lookup(resolved), "compact_model")
+    return resolved
+
+
+def long_session(
+    settings: Settings,
+    workspace: Path,
+    session: OpenedSession,
+    summarizer: ModelClient | None,
+    reread_system: Callable[[], str],
+) -> tuple[LongSession, list[Tool[Any]]]:
+    """Compaction and the todo list of a session, and the tools they offer the model;
+    `reread_system`: the system prompt made again (the instruction files re-read)."""
+    board = TodoBoard(session.todos)
+    given = LongSession(
+        compaction=CompactionSettings.of(settings.context),
+        summarizer=summarizer,
+        reread_system=reread_system,
+        compacted=session.compacted,
+        todos=board,
+    )
+    return given, [TodoWrite(board)] if settings.tools.todo else []
 
 
 def open_live(
@@ -111,7 +157,7 @@ def open_live(
     workspace agentcli refused to read; default: a warning Notice event); `model_factory`
     replaces the provider's clients (tests)."""
 
-    def build(*, resume: bool) -> tuple[ConversationManager, ModelFactory]:
+    def build(*, resume: bool) -> SessionParts:
         target = (
             locate(options.cwd, resume=options.resume, continue_=options.continue_)
             if resume
@@ -131,11 +177,12 @@ def open_live(
             mcp_config=options.mcp_config,
         )
 
-    manager, models = build(resume=True)
+    parts = build(resume=True)
     return LiveSession(
-        manager,
+        parts.manager,
         options=options,
-        models=models,
+        models=parts.models,
+        skills=parts.skills,
         renew=lambda: build(resume=False),
         start="resume" if options.resume or options.continue_ else "startup",
     )
@@ -159,7 +206,7 @@ def build_manager(
     (`mcp_config`: `--mcp-config` files). `say` gets what the user should hear once at the
     start (e.g. that no sandbox is available); `warn` what they must hear whatever the output
     (a file of the workspace agentcli refused to read; default: a warning Notice event)."""
-    manager, _models = _build(
+    return _build(
         target,
         settings,
         events=events,
@@ -169,8 +216,7 @@ def build_manager(
         say=say,
         warn=warn,
         mcp_config=mcp_config,
-    )
-    return manager
+    ).manager
 
 
 def _build(
@@ -184,8 +230,9 @@ def _build(
     say: Callable[[str], None],
     mcp_config: Sequence[Path],
     warn: Callable[[str], None] | None = None,
-) -> tuple[ConversationManager, ModelFactory]:
-    """The manager, and the factory that made its model client (a model switch uses it)."""
+) -> SessionParts:
+    """The manager, the factory that made its model client (a model switch uses it), and
+    the skills and commands found for it."""
     workspace = target.workspace
     settings = session_provider(target, settings)
     settings, moved = session_base_url(
@@ -195,11 +242,14 @@ def _build(
     model_name = session_model(target, settings)
     catalogue = settings.catalogue()
     spec = catalogue.lookup(model_name)
+    skills = session_skills(workspace, settings, spec, events)
+    settings = with_skill_dirs(settings, skills)  # their scripts run in the sandbox too
     permissions = build_permissions(settings=settings, workspace=workspace)
     for notice in permissions.notices:
         say(notice)
     budget = budget or Budget()
     check_budget(budget, spec)
+    compact_model = summarizer_name(settings, budget)
     acceptance = AcceptanceSettings(
         commands=resolve_commands(settings.acceptance.commands, workspace, events),
         retries=settings.acceptance.retries,
@@ -243,31 +293,51 @@ def _build(
         say(notice)
     if prompter is not None:  # a person is asked: Notification hooks tell them
         prompter = NotifyingPrompter(prompter, hooks)
-    agents = _agent_tool(settings, workspace, instructions, model_factory, say)
+    retry_policy = RetryPolicy(
+        idle_timeout_s=settings.api.idle_timeout_s,
+        max_retry_after_s=settings.api.max_retry_wait_s,
+    )
+    summarizer = (
+        RetryingModel(model_factory(compact_model), retry_policy) if compact_model else None
+    )
+    long, own_tools = long_session(
+        settings,
+        workspace,
+        session,
+        summarizer,
+        lambda: with_skills(
+            system_prompt(workspace, instructions=load_instructions(workspace)), skills
+        ),
+    )
+    agents = _agent_tool(settings, workspace, instructions, skills, model_factory, say)
     manager = ConversationManager(
         session_id=session.session_id,
         messages=session.messages,
         model=model,
-        tools=[*builtin_tools(), *([agents] if agents else []), *mcp.tools()],
+        tools=[
+            *builtin_tools(),
+            *own_tools,
+            *([agents] if agents else []),
+            *mcp.tools(),
+            *skills.tools,
+        ],
         tool_context=ToolContext(
             workspace=workspace,
             data_dir=data_home() / "sessions" / session.session_id,
             sandbox=permissions.sandbox,
+            read_roots=skills.read_roots,
         ),
         policy=permissions.policy,
         prompter=prompter or NonInteractivePrompter(),
         journal=session.journal,
         checkpoints=session.checkpoints,
-        system=system_prompt(workspace, instructions=instructions),
+        system=with_skills(system_prompt(workspace, instructions=instructions), skills),
         instruction_files=tuple(instructions.paths),
         events=events,
         budget=budget,
         loop_settings=LoopSettings(denial_limit=permissions.denial_limit, effort=settings.effort),
         catalogue=catalogue,
-        retry_policy=RetryPolicy(
-            idle_timeout_s=settings.api.idle_timeout_s,
-            max_retry_after_s=settings.api.max_retry_wait_s,
-        ),
+        retry_policy=retry_policy,
         acceptance=acceptance,
         convergence=ConvergenceSettings(
             repeat_limit=settings.convergence.repeat_limit,
@@ -283,17 +353,21 @@ def _build(
         git=git,
         settings=settings,
         hooks=hooks,
+        long_session=long,
     )
     _bind_hooks(hooks, manager)
+    manager.observe_compaction(CompactionHooks(hooks))  # PreCompact; SessionStart `compact`
+    manager.add_pins(lambda: skill_pins(manager.messages))  # skills used: re-sent after one
     if agents is not None:
         agents.bind(manager)
-    return manager, model_factory
+    return SessionParts(manager, model_factory, skills.catalog)
 
 
 def _agent_tool(
     settings: Settings,
     workspace: Path,
     instructions: Instructions,
+    skills: SessionSkills,
     models: ModelFactory,
     say: Callable[[str], None],
 ) -> AgentTool | None:
@@ -301,14 +375,16 @@ def _agent_tool(
     what was left out of their definitions is said once."""
     if settings.agents.max_depth < 1:
         return None
-    catalog = discover(workspace)
+    catalog = discover_agents(workspace)
     for notice in catalog.notices:
         say(notice)
     return AgentTool(
         catalog=catalog,
         limits=settings.agents,
         models=models,
-        system=lambda role: system_prompt(workspace, instructions=instructions, role=role),
+        system=lambda role: with_skills(
+            system_prompt(workspace, instructions=instructions, role=role), skills
+        ),
     )
 
 

@@ -5,7 +5,9 @@ Every mid-session change is a method here: switching the model, the permission m
 reasoning effort, granting a rule, setting the acceptance checks, continuing a recorded session
 (`resume`), starting a new one (`clear`), recording settings, closing. Nothing else assigns the
 conversation's collaborators; what a caller needs to read is a read-only property. What is
-added to a session (hooks, skills, subagents, compaction, batch) plugs into this API.
+added to a session (hooks, skills, subagents, compaction, batch) plugs into this API: skills
+and custom commands run through `command` and `run_command`, and what their `allowed-tools`
+grant lasts for one task (`grant_for_task`).
 
 The options the session was opened with are kept and follow the changes (model, mode, effort,
 checks), so the session `clear` starts is the one a fresh start with those options would be.
@@ -19,7 +21,9 @@ calls first, so they never miss a task); the SessionEnd hooks of a session left 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,10 @@ from agentcli.acceptance import AcceptanceReport, AcceptanceSettings
 from agentcli.agents import agent_tool_of
 from agentcli.agents.listing import agent_lines
 from agentcli.catalogue import Effort
+from agentcli.compaction_record import CompactionRecord
+from agentcli.context.compaction import CompactionObserver, CompactionOutcome
+from agentcli.context.pins import PinSource
+from agentcli.context.report import ContextReport
 from agentcli.conversation import ConversationManager
 from agentcli.errors import UsageError
 from agentcli.events import EventSink
@@ -44,13 +52,31 @@ from agentcli.session.opening import find_resumed, open_session
 from agentcli.session.options import SessionOptions
 from agentcli.session.records import subagent_messages
 from agentcli.settings import Settings
-from agentcli.tasks import TaskResult
+from agentcli.skills import Catalog, Invocation
+from agentcli.skills.expand import expanded_pieces, joined, wrapped
+from agentcli.skills.grants import TURN_SOURCE
+from agentcli.skills.inject import Injected, run_shell_lines
+from agentcli.skills.substitute import ShellLine
+from agentcli.tasks import CommandOrigin, TaskResult, TaskState
+from agentcli.terminal_reason import TerminalReason
+from agentcli.todo import TodoList
 from agentcli.tools.base import Tool
-from agentcli.usage import SessionTotals
+from agentcli.usage import SessionTotals, Usage
 
-Renew = Callable[[], tuple[ConversationManager, ModelFactory]]
-"""Builds the manager of a new session with the options as they are now, and the factory of
-its model clients (what `clear` uses)."""
+
+@dataclass(frozen=True, slots=True)
+class SessionParts:
+    """What the session core builds for a live session."""
+
+    manager: ConversationManager
+    models: ModelFactory
+    """The factory of its model clients (a model switch uses it)."""
+    skills: Catalog | None = None
+    """The skills and custom commands found for it (None: none)."""
+
+
+Renew = Callable[[], SessionParts]
+"""Builds the parts of a new session with the options as they are now (what `clear` uses)."""
 
 
 class LiveSession:
@@ -63,6 +89,7 @@ class LiveSession:
         options: SessionOptions,
         models: ModelFactory,
         renew: Renew | None = None,
+        skills: Catalog | None = None,
         start: str = "startup",
     ) -> None:
         """`start`: how the session began, as SessionStart hooks hear it (`startup`: new;
@@ -71,6 +98,7 @@ class LiveSession:
         self._options = options
         self._models = models
         self._renew = renew
+        self._skills = skills or Catalog.empty(manager.workspace)
         self._retired: list[ModelClient] = []
         self._closed = False
         self._start: str | None = start
@@ -78,6 +106,8 @@ class LiveSession:
         self._started = False
         self._ending: list[Awaitable[None]] = []
         """SessionEnd hooks of sessions left behind, running."""
+        self._pins: list[PinSource] = []
+        self._compaction_observers: list[CompactionObserver] = []
 
     # -- what it is --------------------------------------------------------------------------
     @property
@@ -145,9 +175,28 @@ class LiveSession:
         session's earlier tasks included)."""
         return self._manager.journal.totals()
 
+    @property
+    def skills(self) -> Catalog:
+        """The skills and custom commands found when the session started, with their state."""
+        return self._skills
+
     def rules(self) -> RulesView:
         """The permission rules in force, read-only."""
         return self._manager.policy.rules_view()
+
+    @property
+    def todos(self) -> TodoList:
+        """The todo list as `todo_write` last saved it."""
+        return self._manager.todos
+
+    @property
+    def compaction(self) -> CompactionRecord | None:
+        """The compaction in force in what the model is sent (None: nothing is compacted)."""
+        return self._manager.context.compaction
+
+    def context_report(self) -> ContextReport:
+        """What the model is sent now, part by part, with its tokens (`/context`)."""
+        return self._manager.context_report()
 
     def take_notices(self) -> list[str]:
         """What the permission policy wants the user to hear since the last call."""
@@ -193,11 +242,64 @@ class LiveSession:
         """Run one user request to a terminal state (never raises for task-ending conditions).
         `context` goes to the model before `prompt`; the task is recorded by `prompt` alone."""
         await self.begin()
-        return await self._manager.run_task(prompt, context=context)
+        try:
+            return await self._manager.run_task(prompt, context=context)
+        finally:
+            self._end_task_grants()  # a skill the model loaded granted them for this task
+
+    async def run_command(
+        self, invoked: Invocation, *, preface: str = "", context: str = ""
+    ) -> TaskResult:
+        """Run a custom command or skill as one task: its `allowed-tools` granted for the task,
+        its shell lines run before anything is sent (a denied one stops it: the result says
+        which, and the rule that would allow it), then its text as the task's prompt (between
+        `preface` and `context`), with its `model` and `effort` for this task. UsageError when
+        its file cannot be read now."""
+        await self.begin()
+        started = time.monotonic()
+        definition = invoked.definition
+        pieces = expanded_pieces(invoked, self.workspace)
+        self.grant_for_task(definition.grants)
+        try:
+            injected = Injected()
+            if any(isinstance(piece, ShellLine) for piece in pieces):
+                runtime = self._manager.tool_runtime()
+                injected = await run_shell_lines(pieces, runtime, definition.name)
+            if injected.denied is not None:
+                return self._not_started(injected, time.monotonic() - started)
+            text = wrapped(definition, joined(pieces, injected.outputs)).strip()
+            origin = CommandOrigin(
+                name=f"/{definition.name}", arguments=invoked.arguments, path=str(definition.path)
+            )
+            with self._for_this_task(definition.front.model, definition.front.effort):
+                prompt = "\n\n".join(part for part in (preface, text, context) if part)
+                result = await self._manager.run_task(prompt, command=origin)
+            result.tool_calls[:0] = [record.summary() for record in injected.records]
+            return result
+        finally:
+            self._end_task_grants()
 
     async def run_checks(self, events: EventSink | None = None) -> AcceptanceReport:
         """Run the acceptance checks now, on the workspace as it is (the REPL's /check)."""
         return await self._manager.run_checks(events)
+
+    async def compact(self, instructions: str | None = None) -> CompactionOutcome:
+        """Compact what the model is sent now (`/compact [instructions]`): a summary replaces
+        the older turns (the journal keeps them). The outcome says what its request cost."""
+        return await self._manager.compact(instructions)
+
+    # -- what other parts add to every compaction (hooks, skills) --------------------------
+    def add_pins(self, source: PinSource) -> None:
+        """Re-send `source`'s items verbatim after the summary of every later compaction (in
+        this session and the ones `clear` starts)."""
+        self._pins.append(source)
+        self._manager.add_pins(source)
+
+    def observe_compaction(self, observer: CompactionObserver) -> None:
+        """Tell `observer` of every compaction: before it starts (it may block it) and after
+        it is recorded (PreCompact / PostCompact)."""
+        self._compaction_observers.append(observer)
+        self._manager.observe_compaction(observer)
 
     # -- what may change ---------------------------------------------------------------------
     def switch_model(self, name: str) -> None:
@@ -231,6 +333,53 @@ class LiveSession:
         """Add a permission rule for the rest of the session (UsageError if it is not one)."""
         self._manager.policy.add_rule(kind, rule, "session")
 
+    def grant_for_task(self, rules: Sequence[str]) -> None:
+        """Allow `rules` until the running (or next) task ends: a command's or skill's
+        `allowed-tools`. Deny and ask rules, the commands that always ask and the sandbox
+        still hold."""
+        for rule in rules:
+            self._manager.policy.add_rule(RuleKind.ALLOW, rule, TURN_SOURCE)
+
+    def _end_task_grants(self) -> None:
+        self._manager.policy.drop_rules(TURN_SOURCE)
+
+    @contextlib.contextmanager
+    def _for_this_task(self, model: str | None, effort: Effort | None) -> Iterator[None]:
+        """The model and effort a command asks for, for its task (then back as they were)."""
+        previous_effort = self.effort
+        client = None
+        if model is not None and model != "inherit":
+            name = self._manager.settings.catalogue().resolve(model)
+            if name != self.model:
+                client = self._manager.use_model(self._models(name))
+        if effort is not None:
+            self._manager.use_effort(effort)
+        try:
+            yield
+        finally:
+            if client is not None:
+                self._retired.append(self._manager.use_model(client))
+            if effort is not None:
+                self._manager.use_effort(previous_effort)
+
+    def _not_started(self, injected: Injected, duration_s: float) -> TaskResult:
+        """The result of a command stopped before its prompt was sent (a denied shell line)."""
+        return TaskResult(
+            session_id=self.session_id,
+            task_id="",
+            state=TaskState.FAILED,
+            reason=TerminalReason.PERMISSION_DENIED,
+            final_text=None,
+            turns=0,
+            duration_s=duration_s,
+            usage=Usage(),
+            cost_usd=0.0,
+            tool_calls=[record.summary() for record in injected.records],
+            permission_denials=list(injected.denials),
+            error=injected.denied,
+            model=self.model,
+        )
+
     def set_acceptance(self, commands: Sequence[str]) -> None:
         """Check the next tasks with `commands` (none: they end unverified)."""
         self._manager.use_acceptance(commands)
@@ -262,6 +411,8 @@ class LiveSession:
             checkpoints=opened.checkpoints,
             messages=opened.messages,
             data_dir=data_home() / "sessions" / opened.session_id,
+            compacted=opened.compacted,
+            todos=opened.todos,
         )
         self.record_settings(model=self.model, permission_mode=self.mode.value)
 
@@ -271,12 +422,23 @@ class LiveSession:
         if self._renew is None:
             raise UsageError("this session cannot start another")
         self._options.resume, self._options.continue_ = None, False
-        manager, models = self._renew()
+        parts = self._renew()
+        manager = parts.manager
         self._leave("clear")
         self._start = "clear"
         self._manager.release()
-        self._retired.append(self._manager.model)
-        self._manager, self._models = manager, models
+        self._retired.extend(self._clients())
+        self._manager, self._models = manager, parts.models
+        self._skills = parts.skills or Catalog.empty(manager.workspace)
+        for source in self._pins:
+            manager.add_pins(source)
+        for observer in self._compaction_observers:
+            manager.observe_compaction(observer)
+
+    def _clients(self) -> list[ModelClient]:
+        """The model clients of the conversation now (its model, its summarizer)."""
+        summarizer = self._manager.summarizer
+        return [self._manager.model, *([summarizer] if summarizer is not None else [])]
 
     def _leave(self, reason: str) -> None:
         """This session ends (its SessionEnd hooks start now, if it started)."""
@@ -299,7 +461,7 @@ class LiveSession:
                     await hooks
         finally:
             self._manager.release()
-        for model in [*self._retired, self._manager.model]:
+        for model in [*self._retired, *self._clients()]:
             with contextlib.suppress(Exception):
                 await model.aclose()
         self._retired.clear()

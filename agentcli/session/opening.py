@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.checkpoints import Checkpointer
+from agentcli.compaction_record import CompactionRecord
 from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.ids import new_id
@@ -24,6 +25,7 @@ from agentcli.store import queries
 from agentcli.store.db import connect
 from agentcli.store.lock import SessionLock
 from agentcli.store.sqlite import SqliteJournal
+from agentcli.todo import TodoList
 
 
 @dataclass(kw_only=True)
@@ -35,6 +37,10 @@ class OpenedSession:
     checkpoints: Checkpointer | None = None
     messages: list[Message] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    compacted: CompactionRecord | None = None
+    """The compaction in force in what the model is sent (the session's latest)."""
+    todos: TodoList = ()
+    """The todo list as its latest successful `todo_write` call left it."""
 
     @property
     def session_id(self) -> str:
@@ -101,11 +107,14 @@ def open_session(
         journal, messages, notices = _reopen(conn, resumed, lock, model, settings, git)
     # Its own connection: a checkpoint's transaction (in a worker thread) must not take in the
     # journal's records.
+    compactions = queries.load_compactions(conn, journal.session_id) if resumed else []
     opened = OpenedSession(
         journal=journal,
         checkpoints=Checkpointer(connect(), git),
         messages=messages,
         notices=notices,
+        compacted=compactions[-1] if compactions else None,
+        todos=queries.latest_todos(conn, journal.session_id) if resumed else (),
     )
     for line in opened.notices:
         if events is not None:

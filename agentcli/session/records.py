@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentcli.compaction_record import CompactionRecord
 from agentcli.errors import UsageError
 from agentcli.messages import Message
 from agentcli.store import queries
-from agentcli.store.db import connect, journal_error, journal_path
+from agentcli.store.db import JOURNAL_FILE, connect, journal_error, journal_path
 from agentcli.store.lock import SessionLock
 from agentcli.store.queries import CallRow, ChildTaskRow, SessionRow, TaskRow
 
@@ -56,6 +57,20 @@ def list_sessions(workspace: Path | None, limit: int | None = None) -> list[Sess
     return queries.list_sessions(connect(), None if workspace is None else str(workspace), limit)
 
 
+def latest_session_in(home: Path, workspace: Path) -> str | None:
+    """The newest session recorded in `workspace` by the journal of another data directory,
+    `home` (a batch task's own `AGENTCLI_HOME`); None when it has none (or no journal yet)."""
+    path = home / JOURNAL_FILE
+    if not path.exists():
+        return None
+    conn = connect(path)
+    try:
+        rows = queries.list_sessions(conn, str(workspace.resolve()), limit=1)
+    finally:
+        conn.close()
+    return rows[0].id if rows else None
+
+
 def tasks(session_id: str) -> list[TaskRow]:
     """The session's tasks, oldest first, without its messages (a session picker lists many)."""
     return queries.load_tasks(connect(), session_id)
@@ -75,6 +90,8 @@ class Transcript:
     messages: list[dict[str, Any]]
     tasks: list[TaskRow]
     calls: list[CallRow]
+    compactions: list[CompactionRecord]
+    """Each compaction of what the model was sent (the messages themselves are all above)."""
     subagents: list[ChildTaskRow] = field(default_factory=list)
     """The subagents' child tasks, oldest first."""
     subagent_messages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -90,6 +107,7 @@ def transcript(session_id: str) -> Transcript:
         messages=queries.message_rows(conn, row.id),
         tasks=queries.load_tasks(conn, row.id),
         calls=queries.load_calls(conn, row.id),
+        compactions=queries.load_compactions(conn, row.id),
         subagents=children,
         subagent_messages={c.id: queries.child_message_rows(conn, c.id) for c in children},
     )
@@ -136,7 +154,15 @@ def export(session_id: str) -> dict[str, Any]:
         },
         "messages": recorded.messages,
         "tasks": [_fields(t) for t in recorded.tasks],
-        "tool_calls": [{**_fields(c), "status": c.status.value} for c in recorded.calls],
+        "tool_calls": [
+            {
+                **_fields(c),
+                "status": c.status.value,
+                "pre_state": None if c.pre_state is None else c.pre_state.to_json(),
+            }
+            for c in recorded.calls
+        ],
+        "compactions": [record.to_json() for record in recorded.compactions],
         "subagents": [
             {
                 **_fields(child),

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agentcli.call_records import PreState, ToolCallRecord
+from agentcli.compaction_record import CompactionRecord
 from agentcli.hook_seams import HookRun
 from agentcli.messages import Message
 from agentcli.store.ledger import MemoryLedger, OperationLedger
 from agentcli.task_scope import SubagentStart
-from agentcli.tasks import TaskResult
+from agentcli.tasks import CommandOrigin, TaskResult
 from agentcli.usage import SessionTotals, Usage
 
 
@@ -40,7 +41,15 @@ class Journal(Protocol):
 
     def message_appended(self, message: Message) -> None: ...
 
-    def task_started(self, task_id: str, prompt: str, criteria: Sequence[str] = ()) -> None: ...
+    def task_started(
+        self,
+        task_id: str,
+        prompt: str,
+        criteria: Sequence[str] = (),
+        command: CommandOrigin | None = None,
+    ) -> None:
+        """A task begins with `prompt` as sent (`command`: the custom command it came from)."""
+        ...
 
     def task_finished(self, result: TaskResult) -> None: ...
 
@@ -63,6 +72,10 @@ class Journal(Protocol):
         journal of its own history and calls (its `task_finished` records how it ended)."""
         ...
 
+    def compaction_recorded(self, record: CompactionRecord) -> None:
+        """Durably record a compaction (all of it or nothing) before the view uses it."""
+        ...
+
     def release(self) -> None:
         """Stop using the session: another process may resume it from now on."""
         ...
@@ -78,6 +91,7 @@ class MemoryJournal:
     operations: MemoryLedger = field(default_factory=MemoryLedger)
     settings: dict[str, Any] = field(default_factory=dict)
     hook_runs: list[HookRun] = field(default_factory=list)
+    compactions: list[CompactionRecord] = field(default_factory=list)
     children: dict[str, tuple[SubagentStart, MemoryJournal]] = field(default_factory=dict)
     """Each subagent's child task: how it started, and its own journal."""
     released: bool = False
@@ -94,8 +108,19 @@ class MemoryJournal:
     def message_appended(self, message: Message) -> None:
         self.messages.append(message)
 
-    def task_started(self, task_id: str, prompt: str, criteria: Sequence[str] = ()) -> None:
-        self.tasks[task_id] = {"prompt": prompt, "criteria": list(criteria), "state": "running"}
+    def task_started(
+        self,
+        task_id: str,
+        prompt: str,
+        criteria: Sequence[str] = (),
+        command: CommandOrigin | None = None,
+    ) -> None:
+        self.tasks[task_id] = {
+            "prompt": prompt,
+            "criteria": list(criteria),
+            "state": "running",
+            "command": None if command is None else command.to_json(),
+        }
 
     def task_finished(self, result: TaskResult) -> None:
         task = self.tasks.setdefault(result.task_id, {"prompt": "", "criteria": []})
@@ -124,6 +149,9 @@ class MemoryJournal:
         journal.task_started(start.task_id, start.prompt)
         self.children[start.task_id] = (start, journal)
         return journal
+
+    def compaction_recorded(self, record: CompactionRecord) -> None:
+        self.compactions.append(record)
 
     def release(self) -> None:
         self.released = True

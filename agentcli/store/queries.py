@@ -12,9 +12,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentcli.call_records import CallStatus, PreState
+from agentcli.compaction_record import CompactionRecord, Trigger, pinned_from_json
 from agentcli.fsnames import from_db, to_db
 from agentcli.messages import Message, Producer
-from agentcli.usage import USAGE_FIELDS, SessionTotals, Usage
+from agentcli.todo import TODO_TOOL, TodoList, todos_from_json
+from agentcli.usage import USAGE_FIELDS, SessionTotals, Usage, token_count
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,6 +50,8 @@ class TaskRow:
     ended_at: float | None
     undone_at: float | None = None
     """When its file changes were undone (`agentcli undo`, `/undo`), if they were."""
+    command: dict[str, str] | None = None
+    """The custom command the prompt was expanded from (`tasks.CommandOrigin`'s JSON)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -189,6 +193,7 @@ def _task(row: sqlite3.Row) -> TaskRow:
         started_at=row["started_at"],
         ended_at=row["ended_at"],
         undone_at=row["undone_at"],
+        command=json.loads(row["command"]) if row["command"] else None,
     )
 
 
@@ -298,13 +303,7 @@ def load_child_tasks(conn: sqlite3.Connection, session_id: str) -> list[ChildTas
             error=row["error"],
             final_text=row["final_text"],
             turns=row["turns"],
-            usage=Usage(
-                **{
-                    k: int(v)
-                    for k, v in json.loads(row["usage"] or "{}").items()
-                    if k in USAGE_FIELDS
-                }
-            ),
+            usage=_usage(row["usage"]),
             cost_usd=row["cost_usd"],
             started_at=row["started_at"],
             ended_at=row["ended_at"],
@@ -334,3 +333,43 @@ def child_message_rows(conn: sqlite3.Connection, task_id: str) -> list[dict[str,
 def _usage(raw: str | None) -> Usage:
     counts = json.loads(raw) if raw else {}
     return Usage(**{k: int(v) for k, v in counts.items() if k in USAGE_FIELDS})
+
+
+def load_compactions(conn: sqlite3.Connection, session_id: str) -> list[CompactionRecord]:
+    """The session's compactions, oldest first (the last one is the one in force)."""
+    rows = conn.execute(
+        "SELECT * FROM compactions WHERE session_id = ? ORDER BY created_at, rowid", (session_id,)
+    )
+    return [_compaction(row) for row in rows]
+
+
+def _compaction(row: sqlite3.Row) -> CompactionRecord:
+    usage = json.loads(row["usage"] or "{}")
+    counts = {key: token_count(usage.get(key)) or 0 for key in Usage.__dataclass_fields__}
+    return CompactionRecord(
+        id=row["id"],
+        point=row["point"],
+        summary=row["summary"],
+        pinned=pinned_from_json(json.loads(row["pinned"] or "[]")),
+        model=row["model"],
+        trigger=Trigger(row["trigger"]),
+        tokens_before=row["tokens_before"],
+        tokens_after=row["tokens_after"],
+        usage=Usage(**counts),
+        cost_usd=row["cost_usd"],
+        instructions=row["instructions"],
+        task_id=row["task_id"],
+        created_at=row["created_at"],
+    )
+
+
+def latest_todos(conn: sqlite3.Connection, session_id: str) -> TodoList:
+    """The todo list as the session's latest successful `todo_write` call saved it (empty when
+    there is none)."""
+    row = conn.execute(
+        "SELECT input FROM tool_calls WHERE session_id = ? AND name = ? AND status = ? "
+        "AND result_is_error = 0 ORDER BY proposed_at DESC, rowid DESC LIMIT 1",
+        (session_id, TODO_TOOL, CallStatus.SUCCEEDED.value),
+    ).fetchone()
+    found = todos_from_json(json.loads(row["input"])) if row is not None else None
+    return found or ()

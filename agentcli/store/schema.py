@@ -174,6 +174,38 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
+        "compactions of what the model is sent",
+        # One row per compaction (`agentcli.compaction_record`): messages before `point` (a
+        # message seq) are sent as `summary` and the `pinned` items (JSON). The messages
+        # themselves stay in `messages`, untouched.
+        """
+        CREATE TABLE compactions (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id),
+            task_id TEXT,
+            point INTEGER NOT NULL,
+            summary TEXT NOT NULL,
+            pinned TEXT NOT NULL DEFAULT '[]',
+            model TEXT NOT NULL,
+            trigger TEXT NOT NULL,
+            instructions TEXT,
+            tokens_before INTEGER NOT NULL,
+            tokens_after INTEGER NOT NULL,
+            usage TEXT NOT NULL DEFAULT '{}',
+            cost_usd REAL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX compactions_by_session ON compactions (session_id, created_at)
+        """,
+    ),
+    (
+        "the custom command a task's prompt came from",
+        # JSON {"name", "arguments", "path"} (tasks.CommandOrigin); NULL: a prompt as typed.
+        """
+        ALTER TABLE tasks ADD COLUMN command TEXT
+        """,
+    ),
+    (
         "subagents' child tasks",
         # A subagent's run (`agentcli.agents`) is a child task of the task whose `agent` call
         # started it (`parent_call_id`), with a history of its own: kept apart from the

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.call_records import PreState, ToolCallRecord
+from agentcli.compaction_record import CompactionRecord, pinned_to_json
 from agentcli.fsnames import to_db
 from agentcli.hook_seams import HookRun
 from agentcli.messages import Message
@@ -41,7 +42,7 @@ from agentcli.store.faults import crash_point
 from agentcli.store.ledger import SqliteLedger
 from agentcli.store.lock import SessionLock
 from agentcli.task_scope import SubagentStart
-from agentcli.tasks import TaskResult
+from agentcli.tasks import CommandOrigin, TaskResult
 from agentcli.terminal_reason import TerminalReason
 from agentcli.usage import SessionTotals
 
@@ -203,13 +204,27 @@ class SqliteJournal:
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now, self.session_id))
             self._next_seq += 1
 
-    def task_started(self, task_id: str, prompt: str, criteria: Sequence[str] = ()) -> None:
+    def task_started(
+        self,
+        task_id: str,
+        prompt: str,
+        criteria: Sequence[str] = (),
+        command: CommandOrigin | None = None,
+    ) -> None:
         self.task_id = task_id
+        origin = None if command is None else json.dumps(command.to_json())
         with self._lock:
             self.conn.execute(
-                "INSERT INTO tasks (id, session_id, prompt, criteria, state, started_at) "
-                "VALUES (?, ?, ?, ?, 'running', ?)",
-                (task_id, self.session_id, to_db(prompt), json.dumps(list(criteria)), time.time()),
+                "INSERT INTO tasks (id, session_id, prompt, criteria, state, started_at, command) "
+                "VALUES (?, ?, ?, ?, 'running', ?, ?)",
+                (
+                    task_id,
+                    self.session_id,
+                    to_db(prompt),
+                    json.dumps(list(criteria)),
+                    time.time(),
+                    origin,
+                ),
             )
 
     def task_finished(self, result: TaskResult) -> None:
@@ -275,6 +290,37 @@ class SqliteJournal:
                 ),
             )
 
+    def compaction_recorded(self, record: CompactionRecord) -> None:
+        """One row, in one transaction: a kill before it leaves the session as it was before
+        the compaction, after it as it is after (never half)."""
+        crash_point("before_record", "compaction")
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO compactions (id, session_id, task_id, point, summary, pinned, model, "
+                "trigger, instructions, tokens_before, tokens_after, usage, cost_usd, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    self.session_id,
+                    record.task_id,
+                    record.point,
+                    record.summary,
+                    json.dumps(pinned_to_json(record.pinned)),
+                    record.model,
+                    record.trigger.value,
+                    record.instructions,
+                    record.tokens_before,
+                    record.tokens_after,
+                    json.dumps(record.usage.as_dict()),
+                    record.cost_usd,
+                    record.created_at or time.time(),
+                ),
+            )
+            conn.execute(
+                "UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), self.session_id)
+            )
+        crash_point("after_record", "compaction")
+
     def child(self, start: SubagentStart) -> ChildJournal:
         return ChildJournal(self, start)
 
@@ -323,7 +369,13 @@ class ChildJournal(SqliteJournal):
             )
             self._next_seq += 1
 
-    def task_started(self, task_id: str, prompt: str, criteria: Sequence[str] = ()) -> None:
+    def task_started(
+        self,
+        task_id: str,
+        prompt: str,
+        criteria: Sequence[str] = (),
+        command: CommandOrigin | None = None,
+    ) -> None:
         """Recorded when the journal was made (a child task has no acceptance criteria)."""
 
     def task_finished(self, result: TaskResult) -> None:

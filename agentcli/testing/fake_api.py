@@ -21,6 +21,7 @@ used in, unless the test took the refusals (`take_refusals()`). `strict=False` s
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from agentcli.messages import pairing_problems
@@ -40,6 +41,9 @@ from agentcli.testing.fake_responses import (
 )
 from agentcli.testing.fake_responses import (
     SseResponse as SseResponse,
+)
+from agentcli.testing.fake_responses import (
+    compaction as compaction,
 )
 from agentcli.testing.fake_responses import (
     error_response as error_response,
@@ -71,13 +75,20 @@ from agentcli.testing.strict_thinking import sign_thinking
 
 
 class FakeMessagesServer(ScriptedServer[FakeResponse]):
-    """Serves scripted responses to POST /v1/messages in order; records every request.
+    """Serves scripted responses to POST /v1/messages in order, then `responder`'s (e.g.
+    `agentcli.testing.by_prompt.ByPrompt`); records every request.
 
     `strict` checks each request against its model's rules first; `models` adds (or changes)
     the rules of models, e.g. one a test configures in agentcli's `[models]`."""
 
-    def __init__(self, *, strict: bool = True, models: dict[str, ModelRules] | None = None) -> None:
-        super().__init__(_make_handler(self))
+    def __init__(
+        self,
+        *,
+        strict: bool = True,
+        models: dict[str, ModelRules] | None = None,
+        responder: Callable[[RecordedRequest], FakeResponse | None] | None = None,
+    ) -> None:
+        super().__init__(_make_handler(self), responder=responder)
         self.strict = strict
         self.models = dict(models or {})
         self.refusals: list[tuple[RecordedRequest, Refusal]] = []
@@ -85,6 +96,15 @@ class FakeMessagesServer(ScriptedServer[FakeResponse]):
 
     def _next(self, request: RecordedRequest) -> FakeResponse:
         refusal = check_request(request.body, self.models) if self.strict else None
+        betas = request.headers.get("anthropic-beta", "")
+        if refusal is None and self.strict and "context_management" in request.body:
+            if "compact-2026-01-12" not in betas:
+                refusal = Refusal(
+                    400,
+                    "invalid_request_error",
+                    "context_management: Extra inputs are not permitted (the compact-2026-01-12 "
+                    "beta is not enabled)",
+                )
 
         def refuse() -> FakeResponse | None:
             if refusal is None:

@@ -71,6 +71,11 @@ def tool_use(name: str, input: dict[str, Any], id: str | None = None) -> dict[st
     }
 
 
+def compaction(summary: str | None) -> dict[str, Any]:
+    """The block the API's own compaction starts a response with (None: it failed)."""
+    return {"type": "compaction", "content": summary}
+
+
 def thinking(value: str, signature: str = "sig-fake") -> dict[str, Any]:
     return {"type": "thinking", "thinking": value, "signature": signature}
 
@@ -89,7 +94,7 @@ def message_events(
     *,
     stop_reason: str | None = None,
     model: str = "claude-sonnet-4-5-20250929",
-    usage: dict[str, int] | None = None,
+    usage: dict[str, Any] | None = None,
     truncate_last_tool: bool = False,
 ) -> list[tuple[str, str]]:
     """The SSE events the API sends for a message with `content`.
@@ -108,7 +113,7 @@ def message_events(
         "cache_creation_input_tokens": 0,
         **(usage or {}),
     }
-    start_usage = {**used, "output_tokens": 1}
+    start_usage = {k: v for k, v in used.items() if k != "iterations"} | {"output_tokens": 1}
     events = [
         _event(
             "message_start",
@@ -136,7 +141,11 @@ def message_events(
             "message_delta",
             {
                 "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                "usage": {"output_tokens": used["output_tokens"] if usage else 20},
+                "usage": {
+                    "output_tokens": used["output_tokens"] if usage else 20,
+                    # The API's own compaction reports its usage per iteration, at the end.
+                    **({"iterations": used["iterations"]} if "iterations" in used else {}),
+                },
             },
         )
     )
@@ -214,6 +223,14 @@ def _block_events(index: int, block: dict[str, Any], *, cut: bool) -> list[tuple
             )
         if cut:
             return events
+    elif kind == "compaction":
+        # The API's own compaction: the block starts empty, its summary comes in one delta.
+        start = {"type": "compaction", "content": None}
+        events.append(_event("content_block_start", {"index": index, "content_block": start}))
+        delta = {"type": "compaction_delta", "content": block.get("content")}
+        if "encrypted_content" in block:
+            delta["encrypted_content"] = block["encrypted_content"]
+        events.append(_event("content_block_delta", {"index": index, "delta": delta}))
     else:
         events.append(_event("content_block_start", {"index": index, "content_block": block}))
     events.append(_event("content_block_stop", {"index": index}))

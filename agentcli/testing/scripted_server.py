@@ -25,15 +25,27 @@ class ScriptedServer(Generic[R]):
     path_prefix = ""
     """What `base_url` ends with (e.g. `/v1` where clients expect the API version in it)."""
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+    def __init__(
+        self,
+        handler: type[BaseHTTPRequestHandler],
+        *,
+        responder: Callable[[RecordedRequest], R | None] | None = None,
+    ) -> None:
         self._script: list[R] = []
         self.route: Callable[[RecordedRequest], R | None] | None = None
         """Answers each request by its shape, before the script (None: take the script's
         next). Called outside the server's lock, in the request's own thread: it may wait for
         other requests (to prove they are in flight together)."""
         self._lock = threading.Lock()
+        self.responder = responder
+        """Answers a request the script has no response left for (None: none), from what the
+        request says: a long session whose requests depend on what the client decided
+        (compactions), or one server for many concurrent clients, each on its own script."""
         self.requests: list[RecordedRequest] = []
         self.unscripted_requests = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        """The most requests being answered at once so far."""
         self.closing = threading.Event()
         """Set when the server shuts down: what a stalled or held-open response waits for."""
         server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -65,9 +77,10 @@ class ScriptedServer(Generic[R]):
     def _take(
         self, request: RecordedRequest, first: Callable[[], R | None] | None = None
     ) -> R | None:
-        """Record `request` and take the next scripted response; None when none is left
-        (counted in `unscripted_requests`). `first`, under the same lock, may answer instead
-        (a refusal) and keep the script as it is."""
+        """Record `request` and take the next scripted response, else the responder's; None
+        when neither has one (counted in `unscripted_requests`). `first`, under the same lock,
+        may answer instead (a refusal) and keep the script as it is. The responder is called
+        outside the lock: it may wait (a test holding one client's response)."""
         with self._lock:
             self.requests.append(request)
             answer = first() if first is not None else None
@@ -80,8 +93,20 @@ class ScriptedServer(Generic[R]):
         with self._lock:
             if self._script:
                 return self._script.pop(0)
-            self.unscripted_requests += 1
-            return None
+            responder = self.responder
+            if responder is None:
+                self.unscripted_requests += 1
+                return None
+        answered = responder(request)
+        if answered is None:
+            with self._lock:
+                self.unscripted_requests += 1
+        return answered
+
+    def _entered(self, change: int) -> None:
+        with self._lock:
+            self.in_flight += change
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
     def start(self) -> None:
         self._thread.start()
@@ -121,14 +146,18 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        response = self.owner._next(self.record())
-        if isinstance(response, HangResponse):
-            time.sleep(response.seconds)
-            self.close_connection = True
-        elif isinstance(response, RawResponse):
-            self.send_raw(response)
-        else:
-            self.send_stream(response)
+        self.owner._entered(1)
+        try:
+            response = self.owner._next(self.record())
+            if isinstance(response, HangResponse):
+                time.sleep(response.seconds)
+                self.close_connection = True
+            elif isinstance(response, RawResponse):
+                self.send_raw(response)
+            else:
+                self.send_stream(response)
+        finally:
+            self.owner._entered(-1)
 
     def send_stream(self, response: Any) -> None:
         raise NotImplementedError

@@ -18,8 +18,11 @@ serve, a 400 for a request shape the model rejects), or None. It enforces:
   assistant turn (prefill) where refused (a paused server-tool turn sent back to be continued,
   as the API documents for `pause_turn`, is not a prefill);
 - well-formed messages: the first from the user, none empty, no empty text block, every
-  tool_use answered by one tool_result in the next message (and no other tool_result);
+  tool_use answered by one tool_result in the next message (and no other tool_result), and
+  no tool_use or tool_result block in a request that defines no tools;
 - at most 4 `cache_control` breakpoints;
+- `context_management` only with `compact_20260112` on the models that support it (a trigger
+  of at least 50,000 input tokens); the fake server also wants its beta header;
 - thinking blocks bound to their model and transcript (Opus 5.5, Fable 5.1 and the other 5.5
   models): the fake signs every thinking block it serves (`sign_thinking`) with the model and
   a digest of everything before the block; a block sent back to such a model must carry a
@@ -58,6 +61,8 @@ class ModelRules:
     """`tool_choice` any/tool is accepted (never together with thinking)."""
     binds_thinking: bool = False
     """Thinking blocks are valid only for the model and transcript that produced them."""
+    compaction: bool = False
+    """`context_management` may ask for the API's own compaction (`compact_20260112`)."""
 
 
 _5X_ALWAYS_ON = ModelRules(
@@ -76,6 +81,7 @@ _5X_LEGACY = ModelRules(
     efforts=ALL_EFFORTS,
     prefill=False,
     sampling=False,
+    compaction=True,
 )
 _BUDGETED = frozenset({"enabled", "disabled"})
 
@@ -92,24 +98,28 @@ RULES: dict[str, ModelRules] = {
         efforts=ALL_EFFORTS,
         prefill=False,
         sampling=False,
+        compaction=True,
     ),
     "claude-opus-4-7": ModelRules(
         max_output=128_000,
         thinking=frozenset({"adaptive", "disabled"}),
         efforts=ALL_EFFORTS,
         prefill=False,
+        compaction=True,
     ),
     "claude-opus-4-6": ModelRules(
         max_output=128_000,
         thinking=frozenset({"adaptive", "enabled", "disabled"}),
         efforts=NO_XHIGH,
         prefill=False,
+        compaction=True,
     ),
     "claude-sonnet-4-6": ModelRules(
         max_output=64_000,
         thinking=frozenset({"adaptive", "enabled", "disabled"}),
         efforts=NO_XHIGH,
         prefill=False,
+        compaction=True,
     ),
     "claude-opus-4-5": ModelRules(
         max_output=64_000, thinking=_BUDGETED, efforts=frozenset({"low", "medium", "high"})
@@ -170,6 +180,7 @@ class RequestCheck:
             self._tool_choice,
             self._prefill,
             self._breakpoints,
+            self._context_management,
         ):
             problem = check(rules)
             if problem is not None:
@@ -204,6 +215,8 @@ class RequestCheck:
         problems = pairing_problems(messages)
         if problems:
             return f"messages: tool_use/tool_result mismatch: {problems[0]}"
+        if not self.body.get("tools") and _has_tool_blocks(messages):
+            return "Requests which include `tool_use` or `tool_result` blocks must define tools."
         return None
 
     def _thinking(self, rules: ModelRules) -> str | None:
@@ -276,6 +289,19 @@ class RequestCheck:
             )
         return None
 
+    def _context_management(self, rules: ModelRules) -> str | None:
+        management = self.body.get("context_management")
+        if management is None:
+            return None
+        edits = management.get("edits") if isinstance(management, Mapping) else None
+        if not isinstance(edits, list) or not edits:
+            return "context_management.edits: at least one edit is required"
+        for edit in edits:
+            problem = _compaction_edit_problem(edit, rules)
+            if problem is not None:
+                return problem
+        return None
+
     def _breakpoints(self, _rules: ModelRules) -> str | None:
         count = _count_breakpoints(self.body.get("system")) + _count_breakpoints(
             self.body.get("tools")
@@ -284,6 +310,21 @@ class RequestCheck:
         if count > 4:
             return f"A maximum of 4 blocks with cache_control may be provided. Found {count}."
         return None
+
+
+def _compaction_edit_problem(edit: Any, rules: ModelRules) -> str | None:
+    if not isinstance(edit, Mapping) or edit.get("type") != "compact_20260112":
+        return "context_management.edits: only compact_20260112 is known here"
+    if not rules.compaction:
+        return "context_management: compact_20260112 is not supported for this model"
+    trigger = edit.get("trigger")
+    if trigger is not None:
+        value = trigger.get("value") if isinstance(trigger, Mapping) else None
+        if not isinstance(trigger, Mapping) or trigger.get("type") != "input_tokens":
+            return "context_management.edits.0.trigger: type must be input_tokens"
+        if not isinstance(value, int) or value < 50_000:
+            return "context_management.edits.0.trigger.value: must be at least 50000"
+    return None
 
 
 def _message_problem(index: int, message: Any) -> str | None:
@@ -300,6 +341,15 @@ def _message_problem(index: int, message: Any) -> str | None:
         if block["type"] == "text" and not block.get("text"):
             return f"messages.{index}.content.{position}: text content blocks must be non-empty"
     return None
+
+
+def _has_tool_blocks(messages: list[Any]) -> bool:
+    return any(
+        isinstance(block, Mapping) and block.get("type") in ("tool_use", "tool_result")
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+    )
 
 
 def _paused(message: Mapping[str, Any]) -> bool:

@@ -114,6 +114,8 @@ class ToolContext:
     data_dir: Path
     """Where spill files of long outputs go (inside the session's data directory)."""
     extra_dirs: tuple[Path, ...] = ()
+    read_roots: tuple[Path, ...] = ()
+    """Directories `read_file` may also read, never write (the skills' own directories)."""
     read_hashes: dict[Path, str] = field(default_factory=dict)
     """Content hash of each file as this session last read or wrote it (stale-read guard)."""
     sandbox: CommandSandbox | None = None

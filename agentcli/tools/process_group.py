@@ -153,34 +153,28 @@ async def run_in_group(
 ) -> CommandResult:
     """Run `argv` (with `env`, default: ours without agentcli's own credentials). `stdin`: what
     it reads (default: nothing, stdin closed); `stderr`: where its stderr goes when it must be
-    kept apart from its stdout (default: interleaved into `collector`)."""
+    kept apart from its stdout (default: interleaved into `collector`). A cancel stops the
+    whole group wherever it lands, the start included (`_started`)."""
     started = time.monotonic()
     # Our own pipes, not asyncio's: a process that escaped the group (its own setsid) can hold
     # the write end for as long as it likes, and only a read end we own can be closed while
     # the event loop still runs (asyncio's would be closed at exit, after the loop).
     pipes = [os.pipe2(os.O_CLOEXEC) for _ in range(1 if stderr is None else 2)]
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd,
-            env=dict(env) if env is not None else without_own_credentials(os.environ),
-            stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE,
-            stdout=pipes[0][1],
-            stderr=asyncio.subprocess.STDOUT if stderr is None else pipes[1][1],
-            start_new_session=True,
-        )
+        proc = await _started(argv, cwd, env, [write_fd for _, write_fd in pipes], stdin)
     except BaseException:
         for read_fd, _ in pipes:
             os.close(read_fd)
         raise
-    finally:
-        for _, write_fd in pipes:
-            os.close(write_fd)
-    _LIVE_GROUPS.add(proc.pid)
     feeding = asyncio.create_task(_feed(proc, stdin)) if stdin is not None else None
     streams = [(pipes[0][0], collector), *([(pipes[1][0], stderr)] if stderr else [])]
     try:
         return await _supervise(proc, streams, timeout_s, started)
+    except BaseException:
+        # Wherever the cancel (or an error) landed, the pipe set-up included: never leave the
+        # group running. Stopping a group that is gone already costs nothing.
+        await asyncio.shield(stop_group(proc))
+        raise
     finally:
         _LIVE_GROUPS.discard(proc.pid)
         if feeding is not None:
@@ -200,6 +194,60 @@ async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
         pass
     finally:
         proc.stdin.close()
+
+
+async def _started(
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    write_fds: Sequence[int],
+    stdin: bytes | None,
+) -> asyncio.subprocess.Process:
+    """The command, started in a session (and so a process group) of its own and registered
+    in `_LIVE_GROUPS`. The start is not interrupted: a cancel that lands while asyncio starts
+    the process (it exists then, its pipes are being connected) would make asyncio kill its
+    first process only, leaving what that one had started. So the start runs to its end, and
+    a cancel meanwhile stops the whole group once it is known, then goes on."""
+    spawn = asyncio.ensure_future(_spawn(argv, cwd, env, write_fds, stdin))
+    cancelled = False
+    while not spawn.done():
+        try:
+            await asyncio.wait([spawn])
+        except asyncio.CancelledError:
+            cancelled = True
+    proc = spawn.result()  # a failed start raises here, with nothing running
+    _LIVE_GROUPS.add(proc.pid)
+    if cancelled:
+        try:
+            await asyncio.shield(stop_group(proc))
+        finally:
+            _LIVE_GROUPS.discard(proc.pid)
+        raise asyncio.CancelledError
+    return proc
+
+
+async def _spawn(
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    write_fds: Sequence[int],
+    stdin: bytes | None,
+) -> asyncio.subprocess.Process:
+    """Start the process with stdout (and stderr, given its own pipe) on `write_fds`, which
+    are closed here whatever happens (the child has its copies, or there is no child)."""
+    try:
+        return await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=dict(env) if env is not None else without_own_credentials(os.environ),
+            stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE,
+            stdout=write_fds[0],
+            stderr=asyncio.subprocess.STDOUT if len(write_fds) == 1 else write_fds[1],
+            start_new_session=True,
+        )
+    finally:
+        for write_fd in write_fds:
+            os.close(write_fd)
 
 
 async def _supervise(

@@ -72,8 +72,9 @@ class ReadFile(Tool[ReadFileInput]):
 
     def _path(self, args: ReadFileInput, ctx: ToolContext) -> Path:
         # The session's data directory holds spill files of long outputs, which the model
-        # is told to read with this tool.
-        return resolve_confined(args.path, ctx.workspace, (*ctx.extra_dirs, ctx.data_dir))
+        # is told to read with this tool; skills' directories hold the files they refer to.
+        roots = (*ctx.extra_dirs, *ctx.read_roots, ctx.data_dir)
+        return resolve_confined(args.path, ctx.workspace, roots)
 
     def _checked_path(self, args: ReadFileInput, ctx: ToolContext) -> Path:
         # validate, permission_target and resources run back to back before permission is
@@ -127,7 +128,7 @@ class ReadFile(Tool[ReadFileInput]):
 def _read_bytes(path: Path, shown: str, ctx: ToolContext) -> bytes:
     """The file's bytes, through `agentcli.safe_read`: a regular file of the workspace (never
     a named pipe, whose open would block, or a device), at most MAX_FILE_BYTES."""
-    inside = inside_of((ctx.workspace, *ctx.extra_dirs, ctx.data_dir))
+    inside = inside_of((ctx.workspace, *ctx.extra_dirs, *ctx.read_roots, ctx.data_dir))
     try:  # `path` is resolved: a link in it now was swapped in since, and is refused
         return read_bytes(path, inside=inside, limit=MAX_FILE_BYTES, follow=False)
     except FileNotFoundError as exc:

@@ -10,7 +10,6 @@ neither has anything to parse.
 from __future__ import annotations
 
 import difflib
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -191,7 +190,9 @@ def root(
                 hint=f"put them after the command: agentcli {ctx.invoked_subcommand} [OPTIONS]",
             )
         return
-    raise typer.Exit(_interactive_or_run(None, ctx.params))
+    from agentcli.ui.start import interactive_or_run
+
+    raise typer.Exit(interactive_or_run(None, ctx.params))
 
 
 @app.command(PROMPT, hidden=True)
@@ -201,48 +202,9 @@ def prompt(
 ) -> None:
     """`agentcli "TASK"`: the REPL starting with TASK in a terminal, else `agentcli run TASK`."""
     assert ctx.parent is not None
-    raise typer.Exit(_interactive_or_run(task, ctx.parent.params))
+    from agentcli.ui.start import interactive_or_run
 
-
-def _interactive_or_run(task: str | None, params: dict[str, Any]) -> int:
-    """The REPL (first running `task`) when stdin is a terminal; else one run, as
-    `agentcli run [TASK]` would (the task, or stdin, or both). `params`: the root command's
-    parsed options (typer's context, whose values are typed by the signature of `root`)."""
-    options = SessionOptions(
-        cwd=params["cwd"],
-        model=params["model"],
-        effort=params["effort"],
-        permission_mode=params["permission_mode"],
-        allow=list(params["allow"]),
-        deny=list(params["deny"]),
-        accept=list(params["accept"]),
-        mcp_config=list(params["mcp_config"]),
-        resume=params["resume"],
-        continue_=params["continue_"],
-        provider=params["provider"],
-        trust_project=params["trust_project"],
-        max_turns=params["max_turns"],
-        max_cost=params["max_cost"],
-        max_tokens=params["max_tokens"],
-        timeout=params["timeout"],
-        accept_retries=params["accept_retries"],
-        output_format=params["output_format"],
-        quiet=params["quiet"],
-    )
-    if sys.stdin is not None and sys.stdin.isatty():
-        if options.quiet or options.output_format != "text":
-            raise UsageError(
-                "-q and --output-format are for a run without a terminal: the REPL shows its "
-                "work on the terminal",
-                hint='for one task in this terminal: agentcli run "TASK" --output-format json',
-            )
-        from agentcli.ui.repl.main import main as repl_main
-
-        return repl_main(options, first_task=task)
-    from agentcli.ui.run import run_command
-
-    options.task = task
-    return run_command(options)
+    raise typer.Exit(interactive_or_run(task, ctx.parent.params))
 
 
 @app.command()
@@ -344,6 +306,30 @@ def run(
         provider=provider,
     )
     raise typer.Exit(run_command(options))
+
+
+@app.command()
+def batch(
+    tasks_file: Annotated[Path, typer.Argument(metavar="TASKS.jsonl", help="One task a line.")],
+    out: Annotated[Path | None, typer.Option(metavar="DIR", help="Default: batch-<time>.")] = None,
+    workers: Annotated[int, typer.Option(metavar="N", help="Tasks at once (local).")] = 4,
+    engine: Annotated[str, typer.Option(metavar="ENGINE", help="local or ray.")] = "local",
+    ray_address: Annotated[str | None, typer.Option(metavar="ADDR", help="Ray cluster.")] = None,
+    max_cost: Annotated[float | None, typer.Option(metavar="USD", help="Batch budget.")] = None,
+    model: Annotated[str | None, typer.Option("-m", "--model", metavar="MODEL")] = None,
+    permission_mode: Annotated[str | None, typer.Option(metavar="MODE", help="auto.")] = None,
+    accept: Annotated[list[str], typer.Option(metavar="CMD", help="For every task.")] = [],  # noqa: B006
+    resume: Annotated[bool, typer.Option("--resume", help="Latest batch-* of TASKS.")] = False,
+    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Failed: again.")] = False,
+    skip_bad_lines: Annotated[bool, typer.Option("--skip-bad-lines", help="Run the rest.")] = False,
+    cpus_per_task: Annotated[float, typer.Option(metavar="N", help="Ray: CPUs a task.")] = 1.0,
+    max_requests: Annotated[int | None, typer.Option(metavar="N", help="Requests at once.")] = None,
+) -> None:
+    """Run many tasks, each in its own checkout: results.jsonl, preds.json, a summary."""
+    options = dict(locals())  # every parameter is the BatchOptions field of the same name
+    from agentcli.ui.batch_command import batch_command
+
+    raise typer.Exit(batch_command(options))
 
 
 sessions_app = typer.Typer(
@@ -463,6 +449,29 @@ def hooks_approve(cwd: _CwdOption = None) -> None:
     from agentcli.ui.hooks_command import hooks_command
 
     raise typer.Exit(hooks_command(cwd, approve=True))
+
+
+skills_app = typer.Typer(
+    help="Skills and custom commands.", no_args_is_help=True, add_completion=False
+)
+app.add_typer(skills_app, name="skills")
+
+
+@skills_app.command("lint")
+def skills_lint(
+    path: Annotated[
+        Path | None,
+        typer.Argument(metavar="PATH", help="A file or directory (default: every one found)."),
+    ] = None,
+    cwd: _CwdOption = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="SKILL.md keys outside the agentskills spec too.")
+    ] = False,
+) -> None:
+    """Check skill and command files: one line per problem, exit 1 if any."""
+    from agentcli.ui.skills_command import lint_command
+
+    raise typer.Exit(lint_command(cwd, path, strict=strict))
 
 
 def run_app(args: list[str]) -> int:

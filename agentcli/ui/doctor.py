@@ -105,6 +105,10 @@ def _mcp_line(workspace: Path, settings: Settings) -> str:
     ]
     if found.ignored_file is not None and not found.ignored:
         parts.append(f"none readable in {visible(str(found.ignored_file))} (ignored: untrusted)")
+    for held in found.held:
+        why = "changed since approved" if held.changed else "not approved yet"
+        where = visible(str(held.path))
+        parts += [f"{name} (not started: {why} in {where}; agentcli trust)" for name in held.names]
     if not parts:
         return "MCP servers: none"
     return "MCP servers: " + ", ".join(parts) + " (agentcli mcp list starts them)"

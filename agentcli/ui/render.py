@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from agentcli.events import (
     AcceptanceFinished,
     AcceptanceStarted,
+    CompactionFinished,
+    CompactionStarted,
+    ContextFilling,
     Event,
     HookFinished,
     ModelResponded,
@@ -33,12 +36,14 @@ from agentcli.events import (
     SubagentStarted,
     TextDelta,
     ThinkingDelta,
+    TodoUpdated,
     ToolCallFinished,
     ToolCallProposed,
     ToolCallStarted,
 )
 from agentcli.tasks import TaskResult
 from agentcli.truncation import one_line, shorten
+from agentcli.ui.term.long_session import compaction_text, context_filling_text, todo_line
 from agentcli.ui.term.safe import safe_console, visible
 
 ANSWERED = frozenset({"end_turn", "stop_sequence"})
@@ -172,7 +177,23 @@ class TextProgress:
             verdict = ("passed", "green") if event.passed else ("failed", "red")
             ran = f" {event.command} (exit {event.exit_code}, {event.duration_s:.1f}s)"
             return _text(verdict, (ran, ""))
-        return None
+        return _long_session_line(event)
+
+
+def _long_session_line(event: Event) -> Text | None:
+    """The todo list and the context's compaction, one line each."""
+    if isinstance(event, TodoUpdated):
+        return _text(("todo", "cyan"), (f" {todo_line(event.todos)}", ""))
+    if isinstance(event, ContextFilling):
+        return _text((context_filling_text(event), "yellow"))
+    if isinstance(event, CompactionStarted):
+        return _text(
+            (f"compacting the context ({event.trigger})", "cyan"),
+            (f": {event.tokens_before:,} tokens", ""),
+        )
+    if isinstance(event, CompactionFinished) and event.error is None:
+        return _text(("compacted", "cyan"), (f" {compaction_text(event)}", ""))
+    return None
 
 
 def subagent_line(

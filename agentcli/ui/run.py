@@ -19,6 +19,8 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Coroutine
+from typing import Any
 
 from agentcli.config import untrusted_notice
 from agentcli.errors import UsageError
@@ -29,6 +31,7 @@ from agentcli.session.clients import ModelFactory
 from agentcli.session.live import LiveSession
 from agentcli.session.options import PICK, SessionOptions
 from agentcli.settings import Settings
+from agentcli.skills import task_invocation
 from agentcli.tasks import ExitCode, TaskResult, aborted_before_start, task_state_for
 from agentcli.tools.process_group import kill_live_groups
 from agentcli.ui.failure import Failure, failure_of, report
@@ -38,9 +41,9 @@ from agentcli.ui.term.safe import visible
 from agentcli.usage import Usage
 
 
-def read_task(task: str | None) -> str:
-    """The task text: the argument, or stdin for `-`/no argument; piped stdin plus an argument
-    is extra context appended to the task."""
+def task_and_context(task: str | None) -> tuple[str, str]:
+    """The task (the argument, or stdin for `-`/no argument), and the extra context piped
+    stdin gives an argument, as the model is shown it (empty: none)."""
     stdin_piped = sys.stdin is not None and not sys.stdin.isatty()
     if task in (None, "-"):
         if not stdin_piped:
@@ -50,14 +53,14 @@ def read_task(task: str | None) -> str:
         text = read_stdin().strip()
         if not text:
             raise UsageError("the task read from stdin is empty")
-        return text
+        return text, ""
     if not task.strip():
         raise UsageError("the task is empty")
     if stdin_piped:
         context = read_stdin()
         if context.strip():
-            return f"{task}\n\n<stdin>\n{context.rstrip()}\n</stdin>"
-    return task
+            return task, f"<stdin>\n{context.rstrip()}\n</stdin>"
+    return task, ""
 
 
 def read_stdin() -> str:
@@ -125,9 +128,19 @@ def announce(notice: str, events: EventSink) -> None:
         say(notice)
 
 
-async def _run_with_signals(live: LiveSession, prompt: str) -> TaskResult:
+def task_work(live: LiveSession, task: str, context: str) -> Coroutine[Any, Any, TaskResult]:
+    """What running the task means: a custom command or skill when it starts with one
+    (`/name args`: expanded by the session, the piped context after it), else the text as it
+    is. UsageError for a name close to a command's (a typo)."""
+    invoked = task_invocation(live.skills, task)
+    if invoked is not None:
+        return live.run_command(invoked, context=context)
+    return live.run_task(f"{task}\n\n{context}" if context else task)
+
+
+async def _run_with_signals(live: LiveSession, work: Coroutine[Any, Any, TaskResult]) -> TaskResult:
     loop = asyncio.get_running_loop()
-    task = asyncio.create_task(live.run_task(prompt))
+    task = asyncio.create_task(work)
     signals_seen = 0
 
     def on_signal() -> None:
@@ -191,7 +204,7 @@ def run_command(options: SessionOptions) -> int:
     try:
         if options.resume == PICK:
             raise no_picker_here()
-        prompt = read_task(options.task)
+        text, context = task_and_context(options.task)
         events = event_sink(options)
         stream = events if isinstance(events, StreamJson) else None
         live = open_run_session(options, events, prompter=terminal_prompter())
@@ -203,8 +216,9 @@ def run_command(options: SessionOptions) -> int:
                 permission_mode=live.mode.value,
                 tools=[tool.name for tool in live.tools],
             )
+        work = task_work(live, text, context)
         _collect_garbage_again()
-        result = asyncio.run(_run_with_signals(live, prompt))
+        result = asyncio.run(_run_with_signals(live, work))
     except (Exception, KeyboardInterrupt) as exc:
         failure = failure_of(exc)
         session_id = "" if live is None else live.session_id

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from agentcli.compaction_record import CompactionRecord
 from agentcli.errors import UndoError
 from agentcli.fsnames import json_text
 from agentcli.paths import resolve_workspace
@@ -78,7 +79,11 @@ def sessions_show(session_id: str, out: TextIO | None = None) -> int:
     )
     nested = _Nested(recorded, calls)
     current_task = None
+    marks = {record.point: record for record in recorded.compactions}
     for message in recorded.messages:
+        record = marks.get(message["seq"])
+        if record is not None:
+            out.write(visible(_compaction_mark(record)) + "\n")
         task = tasks.get(message["task_id"] or "")
         if task is not None and task.id != current_task:
             current_task = task.id
@@ -125,6 +130,17 @@ def _indented(text: str, first: str, limit: int) -> list[str]:
     if len(lines) > limit:
         shown.append(" " * len(first) + f"… {len(lines) - limit} more lines")
     return shown
+
+
+def _compaction_mark(record: CompactionRecord) -> str:
+    """Where a compaction's point is: from here on the model was sent its summary in place of
+    the messages above (which stay in the journal, and here)."""
+    return (
+        f"\n-- compacted ({record.trigger.value}, {_when(record.created_at)}, by {record.model}): "
+        f"the {record.point} messages above were sent to the model as this summary from here on "
+        f"({record.tokens_before:,} -> ~{record.tokens_after:,} tokens):\n"
+        f"   {_short(record.summary, 600)}"
+    )
 
 
 def _message_lines(

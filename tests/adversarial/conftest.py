@@ -68,7 +68,10 @@ def needs_sandbox() -> None:
         pytest.skip(f"agentcli's sandbox does not work here: {problem}")
 
 
-BATCH_COST = {"c1-git": 10, "c1-tools": 7, "c2": 6, "c3": 7, "c4": 5, "c5": 10, "c6": 5, "ok": 3}
+BATCH_COST = {
+    **{"c1-git": 10, "c1-tools": 7, "c2": 6, "c3": 7, "c4": 5, "c5": 10, "c6": 5, "ok": 3},
+    **{"i26-c4-outside": 8, "i26-c4": 5, "i26-c6": 6, "i26-c9": 5},
+}
 """Rough seconds each batch takes, by key prefix: to split the batches evenly between workers."""
 BatchOf = Callable[[dict[str, Any]], tuple[str, Callable[[Path], dict[str, Any]]]]
 

@@ -495,6 +495,7 @@ class Lab:
             "args": list(args),
             "elapsed_s": round(time.monotonic() - started, 2),
             "returncode": returncode,
+            "stdout": stdout[-3000:],
             "stderr": stderr[-3000:],
             "result": result if isinstance(result, dict) else None,
             "bodies": bodies,

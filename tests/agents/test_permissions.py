@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agentcli.agents.boundaries import child_policy
+from agentcli.mcp.hub import McpHub, process_hub
 from agentcli.model import ModelRequest, ModelResponse
 from agentcli.permissions import Answer, PermissionRequest, PromptAnswer
 from agentcli.permissions.setup import build_policy
@@ -221,7 +223,19 @@ async def test_the_parents_deny_rules_hold_in_the_child(workspace: Path) -> None
     assert {d["tool"] for d in result.permission_denials} == {"read_file", "write_file"}
 
 
-async def test_mcp_tools_reach_a_child_filtered_by_its_tools(workspace: Path) -> None:
+@pytest.fixture
+def mcp_hub() -> Iterator[McpHub]:
+    """The process's MCP hub, closed after the test: its servers stopped."""
+    made = process_hub()
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+async def test_mcp_tools_reach_a_child_filtered_by_its_tools(
+    workspace: Path, mcp_hub: McpHub
+) -> None:
     config = write_servers(workspace.parent / "servers.json", {"demo": stdio(DEMO)})
     definition(workspace, "echoer", "description: echoes\ntools: mcp__demo__echo, Read")
     definition(workspace, "nomcp", "description: no mcp\ndisallowedTools: [mcp__demo]")
@@ -312,3 +326,36 @@ async def test_what_a_hook_blocks_of_a_child_is_in_the_tasks_result(workspace: P
         "general",
     )
     assert "no shell here" in block["reason"]
+
+
+def test_a_grant_from_a_childs_own_work_never_reaches_its_parent(workspace: Path) -> None:
+    """A skill's `allowed-tools`, loaded by a subagent, would grant an allow rule for the rest
+    of the task: it must not widen the parent (an ask or a deny may narrow it)."""
+    from agentcli.permissions.rules import RuleKind
+
+    parent = policy(PermissionMode.DEFAULT, workspace)
+    child = child_policy(parent, None)  # type: ignore[arg-type]
+    target = PermissionTarget("shell", "make deploy", "run make deploy")
+    assert parent.decide(Risk.EXECUTE, target).decision is Decision.ASK  # type: ignore[attr-defined]
+    child.add_rule(RuleKind.ALLOW, "shell(make *)", "allowed-tools, this task")
+    assert parent.decide(Risk.EXECUTE, target).decision is Decision.ASK  # type: ignore[attr-defined]
+    assert child.decide(Risk.EXECUTE, target).decision is Decision.ASK
+    child.add_rule(RuleKind.DENY, "shell(make *)", "allowed-tools, this task")
+    assert child.decide(Risk.EXECUTE, target).decision is Decision.DENY
+
+
+async def test_the_todo_list_stays_the_tasks_own(workspace: Path) -> None:
+    offered: list[str] = []
+
+    def model(request: ModelRequest) -> ModelResponse:
+        if agent_of(request):
+            offered.extend(t.name for t in request.tools)
+            return respond(text("ok"))
+        return delegating({"description": "g", "prompt": "p"})(request)
+
+    live, _model = open_session(workspace, model)
+    try:
+        await live.run_task("go")
+    finally:
+        await live.close()
+    assert "todo_write" in [t.name for t in live.tools] and "todo_write" not in offered

@@ -15,8 +15,9 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from agentcli.hooks.approval import approved_digest
+from agentcli.model import ModelRequest, ModelResponse
 from agentcli.session.options import SessionOptions
-from agentcli.testing import ScriptedModel, respond, text, tool_use
+from agentcli.testing import FunctionModel, ScriptedModel, respond, text, tool_use
 from agentcli.trust import set_trusted
 from agentcli.ui.repl.app import Repl
 from agentcli.ui.repl.backend import open_repl_session
@@ -152,3 +153,44 @@ async def test_an_approved_repository_hook_runs_in_the_repl(workspace: Path) -> 
     await repl(workspace, model, "/hooks approve\rhello\r/exit\r")
     [request] = model.requests
     assert "from the repo" in request.messages[-1].text
+
+
+def summarizing_model(requests: list[ModelRequest]) -> FunctionModel:
+    """Answers a task with a word, and a summary request (no tools offered) with a summary."""
+
+    def answer(request: ModelRequest) -> ModelResponse:
+        requests.append(request)
+        return respond(text("the summary" if not request.tools else "done"))
+
+    return FunctionModel(answer)
+
+
+async def test_precompact_hooks_hear_compact_and_session_start_compact_follows(
+    workspace: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "compact.jsonl"
+    hook = logging_hook(tmp_path / "compact.py", log)
+    user_hooks(
+        "[context]\nkeep_recent = 1\n",
+        hook_table("PreCompact", str(hook), matcher="manual"),
+        hook_table("SessionStart", str(hook), matcher="compact"),
+    )
+    requests: list[ModelRequest] = []
+    keys = "one\rtwo\r/compact keep the names\r/exit\r"
+    shown = await repl(workspace, summarizing_model(requests), keys)
+    assert "Traceback" not in shown
+    seen = [(s["hook_event_name"], s.get("trigger") or s.get("source")) for s in records(log)]
+    assert seen == [("PreCompact", "manual"), ("SessionStart", "compact")]
+    assert records(log)[0]["custom_instructions"] == "keep the names"
+    assert any(not r.tools for r in requests)  # the summary was asked for
+
+
+async def test_a_precompact_hook_that_blocks_keeps_the_conversation_whole(
+    workspace: Path, tmp_path: Path
+) -> None:
+    hook = script(tmp_path / "no.sh", "echo 'not before the release' >&2\nexit 2\n")
+    user_hooks("[context]\nkeep_recent = 1\n", hook_table("PreCompact", str(hook)))
+    requests: list[ModelRequest] = []
+    shown = await repl(workspace, summarizing_model(requests), "one\rtwo\r/compact\r/exit\r")
+    assert "not before the release" in shown
+    assert all(r.tools for r in requests)  # no summary was asked for

@@ -12,7 +12,13 @@ from agentcli.errors import ConfigError, UsageError
 from agentcli.mcp.config import MissingVariable, configured_servers, expand
 from agentcli.mcp_entry import ServerEntry
 from agentcli.trust import set_trusted
+from agentcli.ui.trust_command import trust_command
 from tests.mcp.conftest import DEMO, stdio, user_config, write_servers
+
+
+def trust(workspace: Path) -> None:
+    """`agentcli trust`: the workspace trusted, and what its files start approved as it is."""
+    assert trust_command(workspace) == 0
 
 
 def servers_of(workspace: Path, *files: Path, trust_project: bool = False) -> dict[str, str]:
@@ -56,7 +62,7 @@ def test_mcp_json_applies_only_in_a_trusted_workspace(workspace: Path) -> None:
     assert str(project) in notice and "fs, github" in notice and "agentcli trust" in notice
 
     assert servers_of(workspace, trust_project=True) == {"fs": str(project), "github": str(project)}
-    set_trusted(workspace, True)
+    trust(workspace)
     assert servers_of(workspace) == {"fs": str(project), "github": str(project)}
 
 
@@ -74,14 +80,14 @@ def test_an_untrusted_workspace_config_cannot_add_servers(workspace: Path) -> No
     settings = load_settings(workspace)
     assert settings.mcp_servers == {}
     assert any("mcp_servers" in item for item in settings.provenance.ignored[config])
-    set_trusted(workspace, True)
+    trust(workspace)
     assert servers_of(workspace) == {"evil": str(config)}
 
 
 def test_later_sources_replace_a_server_whole(workspace: Path, tmp_path: Path) -> None:
     user_config('[mcp_servers.one]\ncommand = "from-user"\nargs = ["a"]\n')
-    set_trusted(workspace, True)
     write_servers(workspace / ".mcp.json", {"one": {"url": "http://127.0.0.1:1/mcp"}})
+    trust(workspace)
     flag = write_servers(tmp_path / "extra.json", {"two": {"command": "from-flag"}})
     settings = load_settings(workspace)
     found = configured_servers(settings, workspace, [flag])

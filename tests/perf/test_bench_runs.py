@@ -25,6 +25,7 @@ SLOW = [
     "bench_long",
     "bench_exit",
     "bench_hooks",
+    "bench_batch",
 ]
 QUICK = sorted({p.stem for p in (ROOT / "bench").glob("bench_*.py")} - set(SLOW))
 

@@ -5,7 +5,7 @@ native libraries) is cheap: ~1 ms on top of what agentcli imports anyway (~8 ms 
 interpreter), against ~70 ms for bashlex, which it replaced. It is still loaded only where a
 command is classified: a native library has no business in `--version`. Each command below runs
 in a fresh interpreter, and the test names every heavy module it loaded that it has no use for
-("git" stands for GitPython, which agentcli no longer uses at all).
+("git" stands for GitPython, which only `agentcli batch` uses, as does Ray).
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ def test_version_loads_no_third_party_package(workspace: Path) -> None:
         (["--help"], 0, ("git", "rich", "pydantic", "sqlite3")),
         (["run", "--help"], 0, ("git", "rich", "sqlite3")),
         (["undo", "--help"], 0, ("git", "rich", "sqlite3")),
+        (["batch", "--help"], 0, ("git", "ray", "rich", "sqlite3")),
         # typer parses them (and builds a pydantic adapter per option: bench_startup keeps
         # their wall time against the 0.4 s target); nothing else heavy.
         (["sessions", "list"], 0, ("git", "rich")),

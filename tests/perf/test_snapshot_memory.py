@@ -24,6 +24,7 @@ CHECKOUT = Path(agentcli.__file__).resolve().parents[1]
 SNAPSHOT_AND_CHECKPOINT = """
 import resource, sys
 from pathlib import Path
+from agentcli.call_records import FileWrite, PreState
 from agentcli.checkpoints import Checkpointer
 from agentcli.ids import new_id
 from agentcli.owngit import decide
@@ -39,7 +40,10 @@ journal.task_started(task, "p")
 checkpoints = Checkpointer(connect(), decision)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = take_snapshot(workspace, decision.repo)
-checkpoints.before_change(task, {"path": str(workspace / "small.txt")})
+checkpoints.before_change(
+    task,
+    PreState(write=FileWrite(path=str(workspace / "small.txt"), pre_hash=None, post_hash="x")),
+)
 (workspace / "small.txt").write_text("changed")
 checkpoints.task_ended(task)
 after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

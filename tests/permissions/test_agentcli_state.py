@@ -109,6 +109,7 @@ WRITES_AGENTCLI_STATE = [
     "ls && agentcli trust",
     "bash -c 'agentcli trust'",
     "python -c 'from agentcli.trust import set_trusted; set_trusted(...)'",
+    "python -c 'import agentcli.approvals as a; a.approve(...)'",
 ]
 
 

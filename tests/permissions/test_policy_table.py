@@ -41,6 +41,10 @@ CALLS = {
     "write .agentcli": Call(
         Risk.WRITE, "write", ".agentcli/config.local.toml", "write(.agentcli/*)", "write(**)"
     ),
+    "write .mcp.json": Call(Risk.WRITE, "write", ".mcp.json", "write(.mcp.json)", "write(**)"),
+    "shell into .mcp.json": Call(
+        Risk.EXECUTE, "shell", "cat new.json > .mcp.json", "shell(cat *)", "shell(*)"
+    ),
     "shell read-only": Call(Risk.EXECUTE, "shell", "git status", "shell(git status)", "shell(*)"),
     "shell": Call(Risk.EXECUTE, "shell", "pytest -q tests", "shell(pytest *)", "shell(*)"),
     "shell destructive": Call(
@@ -67,6 +71,8 @@ TABLE = {
     "write": ("?adaa", "aadaa", "aadaa", "??d?a", "ddddd"),
     "write .git": ("??d?a", "??d?a", "??d?a", "??d?a", "ddddd"),
     "write .agentcli": ("??d?a", "??d?a", "??d?a", "??d?a", "ddddd"),
+    "write .mcp.json": ("??d?a", "??d?a", "??d?a", "??d?a", "ddddd"),
+    "shell into .mcp.json": ("??d?a", "??d?a", "??d?a", "??d?a", "ddddd"),
     "shell read-only": ("aaaaa", "aaaaa", "aaaaa", "????a", "ddddd"),
     "shell": ("??daa", "aadaa", "aadaa", "??d?a", "ddddd"),
     "shell destructive": ("??d?a", "??d?a", "??d?a", "??d?a", "ddddd"),

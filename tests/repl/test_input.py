@@ -49,7 +49,14 @@ def test_parse(line: str, parsed: tuple[str, str] | None) -> None:
 
 
 def test_command_completion(completer: ReplCompleter) -> None:
-    assert completions(completer, "/c") == ["/clear", "/check", "/cost", "/calls"]
+    assert completions(completer, "/c") == [
+        "/clear",
+        "/check",
+        "/cost",
+        "/compact",
+        "/context",
+        "/calls",
+    ]
     assert "/help" in completions(completer, "/")
     assert completions(completer, "/mode a") == ["accept-edits", "auto"]
     assert completions(completer, "fix /c") == []

@@ -24,7 +24,7 @@ from agentcli.messages import pairing_problems
 from agentcli.model import ModelRequest, ModelResponse
 from agentcli.permissions import PermissionMode, Prompter
 from agentcli.permissions.basic import ModePolicy
-from agentcli.session.live import LiveSession
+from agentcli.session.live import LiveSession, SessionParts
 from agentcli.session.options import SessionOptions
 from agentcli.settings import Transport
 from agentcli.store import MemoryJournal
@@ -97,7 +97,7 @@ class Harness:
             return self.model
 
         return LiveSession(
-            manager(), options=options, models=models, renew=lambda: (manager(), models)
+            manager(), options=options, models=models, renew=lambda: SessionParts(manager(), models)
         )
 
     @property

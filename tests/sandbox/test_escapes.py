@@ -4,8 +4,10 @@ play, each with real processes on this kernel.
 Most of the other tests put every path outside the workspace under pytest's temp dir, that is
 under /tmp, which the sandbox replaces wholesale with an empty tmpfs: there they cannot tell
 whether a mechanism holds or /tmp simply hid everything. The tests here that need a path
-outside the workspace that the sandbox does *not* hide wholesale (like the real home directory
-or /var/lib) make one beside this checkout (`visible_dir`).
+outside the workspace that the sandbox does *not* replace wholesale (like the real home
+directory or /var/lib) make one outside those directories (`visible_dir`): beside this checkout,
+or in the home directory when the checkout itself lies under /tmp (a fresh clone there must run
+these tests, not skip them).
 
 - capabilities: as root (agentcli in a container), the command keeps every capability in the
   sandbox's user namespace, so it may change the mounts that confine it (`mount_setattr`
@@ -31,6 +33,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -88,14 +91,20 @@ def _wait(predicate: object, timeout: float = 60.0) -> None:
         time.sleep(0.02)
 
 
+def _outside_the_private_dirs(path: Path) -> bool:
+    return not any(path == Path(d) or Path(d) in path.parents for d in RUNTIME_DIRS)
+
+
 @pytest.fixture
 def visible_dir() -> Iterator[Path]:
-    """A directory outside the workspace that the sandbox does not hide wholesale (unlike
-    anything under /tmp): beside this checkout. Short, for unix socket paths."""
-    if any(CHECKOUT == Path(d) or Path(d) in CHECKOUT.parents for d in RUNTIME_DIRS):
-        pytest.skip(f"this checkout ({CHECKOUT}) lies under a directory the sandbox hides")
-    path = CHECKOUT / f".sbt-{uuid.uuid4().hex[:8]}"
-    path.mkdir()
+    """A directory outside the workspace that the sandbox does not replace wholesale (unlike
+    anything under /tmp): beside this checkout, else in the home directory. Short, for unix
+    socket paths."""
+    places = [p for p in (CHECKOUT, Path.home()) if _outside_the_private_dirs(p)]
+    place = next((p for p in places if os.access(p, os.W_OK)), None)
+    if place is None:
+        pytest.fail(f"neither this checkout nor the home directory is outside {RUNTIME_DIRS}")
+    path = Path(tempfile.mkdtemp(prefix=".sbt-", dir=place))
     try:
         yield path
     finally:
@@ -257,8 +266,9 @@ def test_the_command_dies_when_agentcli_dies(sandbox: OsSandbox) -> None:
     try:
         assert agentcli.stdout is not None
         assert agentcli.stdout.readline().strip() == "started"
-        _wait(lambda: _holders(marker))
-        assert _holders(marker), "the sandboxed command never started"
+        # The command itself (not the stand-in, whose own command line holds the marker).
+        _wait(lambda: _sleeping(marker))
+        assert _sleeping(marker), "the sandboxed command never started"
     finally:
         agentcli.send_signal(signal.SIGKILL)
         agentcli.wait(timeout=10)
@@ -270,6 +280,77 @@ def test_the_command_dies_when_agentcli_dies(sandbox: OsSandbox) -> None:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
     assert not survivors, "the sandboxed command outlived agentcli"
+
+
+KILLED_WHILE_STARTING = """
+import os, subprocess, sys, time
+from pathlib import Path
+from agentcli.confinement import WORKSPACE_WRITE
+from agentcli.sandbox.runner import OsSandbox
+box = OsSandbox(workspace=Path(sys.argv[1]))
+for n, arg in enumerate(sys.argv[2:]):
+    if os.fork() == 0:  # one agentcli per command, killed n ms after starting it
+        prepared = box.prepare(["bash", "-c", f"sleep {arg}"], WORKSPACE_WRITE)
+        subprocess.Popen(prepared.argv, cwd=box.workspace, env=dict(prepared.env))
+        time.sleep(n / 1000)
+        os.kill(os.getpid(), 9)
+    os.wait()
+"""
+
+
+def test_nothing_runs_on_when_agentcli_dies_while_it_starts_the_command(
+    sandbox: OsSandbox,
+) -> None:
+    """agentcli killed at any moment of the start: the helper checks it is still there after it
+    asked to die with it, and so does the sandbox's PID 1 with the helper (it was forked, and
+    orphaned before it asked, and so ran the command with nobody left to stop it)."""
+    base = uuid.uuid4().int % 10**6
+    markers = [f"{base}.{n:02d}7" for n in range(12)]
+    subprocess.run(
+        [PY, "-c", KILLED_WHILE_STARTING, str(sandbox.workspace), *markers],
+        env={**os.environ, "PYTHONPATH": str(CHECKOUT)},
+        timeout=120,
+        check=True,
+        capture_output=True,
+    )
+    _wait(lambda: not any(_holders(m) for m in markers), 5)
+    survivors = [pid for m in markers for pid in _holders(m)]
+    for pid in survivors:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    assert not survivors, "a command started as agentcli died ran on"
+
+
+def test_pid_1_does_not_run_the_command_when_the_helper_is_already_gone(tmp_path: Path) -> None:
+    """The window the test above can only sweep: PID 1 forked, the helper killed (with
+    agentcli) before PID 1 asked to die with it. Played here exactly: the helper's end of the
+    pipe that says it is alive is closed before PID 1 starts."""
+    from agentcli.sandbox import exec as helper
+
+    marker = tmp_path / "ran"
+    alive_read, alive_write = os.pipe()
+    status_read, status_write = os.pipe()
+    os.close(alive_write)  # the helper is gone
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the stand-in PID 1
+        os.close(status_read)
+        options, argv = helper.parse(["--", "touch", str(marker)])
+        os._exit(helper._init(options, argv, status_write, str(tmp_path), alive_read))
+    os.close(alive_read)
+    os.close(status_write)
+    _, status = os.waitpid(child, 0)
+    os.close(status_read)
+    assert os.waitstatus_to_exitcode(status) == helper.FAILED
+    assert not marker.exists()
+
+
+def _sleeping(marker: str) -> bool:
+    """Whether the sandboxed `sleep MARKER` itself runs."""
+    for pid in _holders(marker):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep\0"):
+                return True
+    return False
 
 
 def _holders(marker: str) -> list[int]:

@@ -20,10 +20,6 @@ ALLOWED: dict[str, dict[str, str]] = {
     "agentcli.safe_read": {ANY: "the one way agentcli opens a file it did not write"},
     "agentcli.safe_write": {ANY: "the one way agentcli writes a workspace file: pinned parents"},
     "agentcli.private": {"open_private": "creates agentcli's own private files (0600)"},
-    "agentcli.trust": {
-        "_read": "the trust store, in agentcli's own data dir",
-        "_locked": "the trust store's lock file",
-    },
     "agentcli.store.lock": {"SessionLock.acquire": "a session's lock file in the data dir"},
     "agentcli.permissions.persist": {
         "append_allow_rule": "opens the config's directory (O_DIRECTORY) to lock it",
@@ -49,6 +45,27 @@ ALLOWED: dict[str, dict[str, str]] = {
     "agentcli.sandbox.support": {
         "_cache_path": "the kernel's boot id (/proc/sys/kernel/random/boot_id)",
         "_read_cache": "its own probe cache in the data dir",
+    },
+    "agentcli.batch.output": {
+        "read_jsonl": "the batch's own results in its output directory",
+        "BatchOutput.record": "appends to the batch's own result files",
+        "BatchOutput.finish": "the batch's own patch files",
+    },
+    "agentcli.batch.plan": {
+        "_latest_batch_of": "the manifest a batch wrote in its own output directory",
+        "_check_manifest": "the same manifest",
+        "write_manifest": "the same manifest",
+    },
+    "agentcli.batch.runner": {"_Run.run_child": "the task's own log file (the child's stderr)"},
+    "agentcli.batch.setup": {"_run_all": "the task's own setup log"},
+    "agentcli.batch.workspace": {
+        "_locked": "a lock file in the batch's own repos directory",
+        "model_patch": "copies the task worktree's git index into a temporary index (git "
+        "metadata, copied by the kernel, never read into memory)",
+    },
+    "agentcli.jsonstore": {
+        "read_json": "agentcli's own JSON stores (approvals) in its data dir",
+        "store_lock": "their lock files, beside them",
     },
     "agentcli.tools.process_group": {"group_alive": "/proc/<pid>/stat: the kernel's"},
     "agentcli.mcp.groups": {"_children": "/proc/<pid>/task/*/children: the kernel's"},

@@ -140,7 +140,7 @@ async def test_a_process_in_its_own_session_holding_the_output_is_said_and_left_
         escaped_pipe = os.readlink(f"/proc/{escaped}/fd/1")
         assert escaped_pipe.startswith("pipe:") and escaped_pipe not in pipes
     finally:
-        os.kill(escaped, 9)
+        os.killpg(escaped, 9)  # its own session's group: the sh and its sleep
 
 
 async def test_long_output_keeps_head_and_tail(harness: Any, ctx: ToolContext) -> None:

@@ -31,7 +31,7 @@ from agentcli.errors import UsageError
 from agentcli.paths import data_home, resolve_workspace
 from agentcli.provider import Provider
 from agentcli.session.options import SessionOptions
-from agentcli.ui.repl import commands
+from agentcli.ui.repl import commands, custom
 from agentcli.ui.repl.bang import take_context
 from agentcli.ui.repl.call_log import ShowLatestCall, show_call
 from agentcli.ui.repl.input import ReplCompleter, color_depth, make_session, open_history
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from agentcli.owngit import RepoDecision
     from agentcli.permissions import Prompter
     from agentcli.session.live import LiveSession
+    from agentcli.skills.catalog import Catalog
     from agentcli.tasks import TaskResult
     from agentcli.ui.repl.stream import TaskView
 
@@ -82,7 +83,7 @@ class Repl:
         self.transport = resolved.api.transport
         self.needs_anthropic_key = resolved.provider is Provider.ANTHROPIC  # else checked later
         self.exiting = False
-        self.preloader = preloader or Preloader(then=self._warm_model)
+        self.preloader = preloader or Preloader(then=self._warm_up)
         self.io: dict[str, Any] = {"input": input, "output": output}
         self._live: LiveSession | None = None
         self._view: TaskView | None = None
@@ -91,17 +92,21 @@ class Repl:
         self.shell_notes: list[str] = []
         self._draft = ""
         self._sigints = 0
+        self._found: Catalog | None = None
+        """The skills and commands found before a session exists (for completion)."""
         self.session = make_session(
             history=open_history(data_home() / HISTORY_FILE),
             completer=ReplCompleter(
                 {name: c.help for name, c in commands.COMMANDS.items()},
                 self.workspace,
                 commands.argument_choices,
+                custom=lambda: custom.completions(self.custom_catalog()),
             ),
             toolbar=self._toolbar,
             depth=color_depth(console.color_system),
             input=input,
             output=output,
+            toggle_todos=self._toggle_todos,
         )
         self.session.app.after_render += self._first_render
 
@@ -168,7 +173,21 @@ class Repl:
         await live.begin()
         self.last_result = None
         self.status.reset_session(live.totals())
+        self._show_todos(live)
         return live
+
+    def _show_todos(self, live: LiveSession) -> None:
+        """The todo list a resumed session left (shown above the prompt)."""
+        self.status.todos = [item.to_json() for item in live.todos]
+
+    def custom_catalog(self) -> Catalog:
+        if self._live is not None:
+            return self._live.skills
+        if self._found is None:
+            from agentcli.skills.catalog import discover
+
+            self._found = discover(self.workspace, trusted=False)
+        return self._found
 
     async def session_or_none(self) -> LiveSession | None:
         """The current session, opened on first use; None (after saying why) if it cannot be."""
@@ -209,6 +228,9 @@ class Repl:
         self.needs_anthropic_key = live.settings.provider is Provider.ANTHROPIC  # resumed
         self.status.mode = live.mode.value
         await live.begin()
+        self._show_todos(live)
+        for notice in custom.clashes(live.skills, commands.COMMANDS):
+            self.say(notice)
         return live
 
     # -- the loop --------------------------------------------------------------------------
@@ -216,15 +238,24 @@ class Repl:
         self.session.app.after_render -= self._first_render
         self.preloader.start()
 
-    def _warm_model(self) -> None:
-        if self._build is None and self.needs_anthropic_key:  # the real builder's client
-            from agentcli.session.clients import warm_model
+    def _warm_up(self) -> None:
+        """In the preload thread: make the model client, and find the skills and commands
+        (for Tab after `/`), so neither waits for the user's first message."""
+        try:
+            if self._build is None and self.needs_anthropic_key:  # the real builder's client
+                from agentcli.session.clients import warm_model
 
-            warm_model(self.status.model, self.transport)
+                warm_model(self.status.model, self.transport)
+        finally:
+            self.custom_catalog()
 
     def _toolbar(self) -> str:
         columns = self.session.app.output.get_size().columns
-        return self.status.line(max(20, columns - 2))
+        todos = [visible(item, keep="")[: columns - 2] for item in self.status.checklist(idle=True)]
+        return "\n ".join([*todos, self.status.line(max(20, columns - 2))])
+
+    def _toggle_todos(self) -> None:
+        self.status.show_todos = not self.status.show_todos
 
     async def run(self, first_task: str | None = None) -> int:
         """Run until /exit, Ctrl-D or SIGTERM (first opening the session asked for, then
@@ -278,7 +309,8 @@ class Repl:
             self._internal_error(exc)
         self.console.print()
 
-    async def run_task(self, prompt: str) -> None:
+    async def run_task(self, prompt: str, *, command: bool = False) -> None:
+        """Run `prompt` as a task (`command`: it is `/name args`, a custom command or skill)."""
         if self.needs_anthropic_key and not has_api_key():
             self.error(
                 "tasks need ANTHROPIC_API_KEY, which is not set: export ANTHROPIC_API_KEY=sk-ant-… "
@@ -288,11 +320,20 @@ class Repl:
         live = await self.session_or_none()
         if live is None:
             return
+        if command:
+            from agentcli.skills import invocation
+
+            invoked = invocation(live.skills, prompt)
+            if invoked is None:  # found before the session, not in it
+                self.error(f"no command {prompt.split()[0]} in this session (/skills lists them)")
+                return
+            work = live.run_command(invoked, preface=take_context(self.shell_notes))
+        else:
+            work = live.run_task(prompt, context=take_context(self.shell_notes))
         self.status.task_began()
         if self._view is not None:
             self._view.begin_task()
-        context = take_context(self.shell_notes)
-        result, cancelled = await self.run_cancellable(live.run_task(prompt, context=context))
+        result, cancelled = await self.run_cancellable(work)
         if cancelled:
             from agentcli.tasks import aborted_before_start
 
@@ -328,6 +369,9 @@ class Repl:
             if not task.cancelled():
                 raise
             return None, True
+        except UsageError as exc:  # e.g. a command's file that went away since the start
+            self.usage_error(exc)
+            return None, False
         except Exception as exc:
             self._internal_error(exc)
             return None, False

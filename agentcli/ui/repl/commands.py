@@ -17,13 +17,14 @@ from rich.text import Text
 
 from agentcli.catalogue import CATALOGUE, EFFORTS, Catalogue, Effort, choice_notices
 from agentcli.errors import UsageError
-from agentcli.ui.repl import bang, call_log, features
+from agentcli.ui.repl import bang, call_log, context_commands, custom, features
 from agentcli.ui.term.safe import visible
 
 if TYPE_CHECKING:
     from agentcli.ui.repl.host import ReplHost as Repl
 
-COMMAND_RE = re.compile(r"^/([a-z][a-z-]*)(?:\s+(.*))?$", re.DOTALL)
+COMMAND_RE = re.compile(r"^/([A-Za-z0-9][A-Za-z0-9_.:-]*)(?:\s+(.*))?$", re.DOTALL)
+"""`/name`: the REPL's own commands, and custom commands and skills (`/git:commit`)."""
 MODES = ("default", "accept-edits", "read-only", "auto", "yolo")
 
 Handler = Callable[["Repl", str], Awaitable[None]]
@@ -52,6 +53,7 @@ KEYS = """\
   Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line
   @path completes a workspace file and attaches it to the message
   Ctrl-O or /show opens the latest tool call's full output (/calls lists them)
+  Ctrl-T shows or hides the todo list
   !command runs a shell command in the workspace (unconfined: you typed it); its output
     goes to the model with your next message
   Esc or Ctrl-C cancels a running task (after Esc the message is back to edit)
@@ -64,6 +66,7 @@ async def _help(repl: Repl, arg: str) -> None:
     for command in COMMANDS.values():
         text.append(f"  {command.usage:<25}", style="bold")
         text.append(f"{command.help}\n")
+    text.append(custom.help_text(repl.custom_catalog(), COMMANDS))
     text.append("\n" + KEYS, style="dim")
     repl.console.print(text, end="")
 
@@ -239,6 +242,12 @@ async def _agents(repl: Repl, arg: str) -> None:
         )
 
 
+async def _skills(repl: Repl, arg: str) -> None:
+    live = await repl.session_or_none()
+    if live is not None:
+        custom.show(repl, live.skills, COMMANDS)
+
+
 COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
@@ -264,12 +273,25 @@ COMMANDS: dict[str, Command] = {
         Command("/diff", "/diff", "Show the changes of the current task.", features.diff),
         Command("/undo", "/undo", "Revert the agent's changes of the last task.", features.undo),
         Command("/cost", "/cost", "Tokens and cost of this session.", _cost),
+        Command(
+            "/compact",
+            "/compact [INSTRUCTIONS]",
+            "Summarize older turns to free context (the journal keeps them).",
+            context_commands.compact,
+        ),
+        Command(
+            "/context",
+            "/context",
+            "Show what the model is sent now, with its tokens.",
+            context_commands.context,
+        ),
         Command("/sessions", "/sessions", "List recent sessions.", features.sessions),
         Command(
             "/resume", "/resume [ID]", "Resume a session (without ID: pick one).", features.resume
         ),
         Command("/tools", "/tools", "List the tools the model can use.", _tools),
         Command("/mcp", "/mcp", "List the MCP servers: source, status, tools.", _mcp),
+        Command("/skills", "/skills", "List skills and custom commands: file, state.", _skills),
         Command(
             "/agents",
             "/agents",
@@ -315,12 +337,15 @@ async def dispatch(repl: Repl, name: str, arg: str) -> None:
         await bang.run_command(repl, arg)
         return
     command = COMMANDS.get(name)
+    if command is None and await custom.run(repl, name, arg):
+        return
     if command is None:
         matches = [c for c in COMMANDS if c.startswith(name)]
         if len(matches) == 1:  # an unambiguous prefix, e.g. /he for /help
             command = COMMANDS[matches[0]]
     if command is None:
-        close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+        names = [*COMMANDS, *(c.name for c in custom.completions(repl.custom_catalog()))]
+        close = difflib.get_close_matches(name, names, n=1)
         guess = f" (did you mean {close[0]}?)" if close else ""
         repl.error(f"unknown command {name}{guess}; commands: {' '.join(COMMANDS)}")
         return

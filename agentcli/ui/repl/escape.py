@@ -4,10 +4,11 @@ While a task runs the terminal is not in prompt-toolkit's hands, so nothing read
 watcher puts the terminal in non-canonical mode (keys arrive one by one; Ctrl-C still raises
 SIGINT) and reads the input on the event loop. A lone Esc byte (an arrow key's sequence also
 starts with Esc, but arrives as several bytes at once) sends this process SIGINT, so Esc takes
-exactly Ctrl-C's path: one press cancels, and the REPL's count of presses holds. Any other key
-is discarded, as type-ahead during a task always is. After Esc the interrupted message is
-back at the prompt, to edit or send again (Ctrl-C leaves the prompt empty, as before). It
-steps aside (`paused`) while a permission question reads the keyboard.
+exactly Ctrl-C's path: one press cancels, and the REPL's count of presses holds. Ctrl-T shows or
+hides the todo list. Any other key is discarded, as type-ahead during a task always is. After
+Esc the interrupted message is back at the prompt, to edit or send again (Ctrl-C leaves the
+prompt empty, as before). It steps aside (`paused`) while a permission question reads the
+keyboard.
 """
 
 from __future__ import annotations
@@ -17,16 +18,18 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 ESC = b"\x1b"
+CTRL_T = b"\x14"
 
 
 class EscapeWatcher:
     """Reads the terminal while a task runs; Esc interrupts the task."""
 
-    def __init__(self, *, enabled: bool) -> None:
+    def __init__(self, *, enabled: bool, on_ctrl_t: Callable[[], None] | None = None) -> None:
         self.enabled = enabled
+        self.on_ctrl_t = on_ctrl_t
         self._fd: int | None = None
         self._pressed = False
 
@@ -78,6 +81,8 @@ class EscapeWatcher:
         if data == ESC:
             self._pressed = True
             os.kill(os.getpid(), signal.SIGINT)
+        elif CTRL_T in data and self.on_ctrl_t is not None:
+            self.on_ctrl_t()
 
 
 def _set_canonical(fd: int, *, on: bool) -> bool:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from agentcli.owngit import RepoDecision
     from agentcli.session.live import LiveSession
     from agentcli.session.options import SessionOptions
+    from agentcli.skills.catalog import Catalog
     from agentcli.tasks import TaskResult
     from agentcli.ui.repl.status import Status
     from agentcli.ui.repl.stream import TaskView
@@ -66,3 +67,11 @@ class ReplHost(Protocol):
     async def switch_session(self, session_id: str) -> LiveSession | None: ...
 
     async def run_cancellable(self, work: Coroutine[Any, Any, T]) -> tuple[T | None, bool]: ...
+
+    async def run_task(self, prompt: str, *, command: bool = False) -> None:
+        """Run `prompt` as a task (`command`: it is `/name args`, a custom command)."""
+
+    def custom_catalog(self) -> Catalog:
+        """The skills and custom commands: the session's, or found for the workspace before
+        there is a session."""
+        ...

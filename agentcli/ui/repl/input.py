@@ -1,8 +1,10 @@
 """The REPL's input line (prompt-toolkit): persistent history, multi-line editing, completion
-of slash commands and of workspace paths after `@`, and the status line as bottom toolbar.
+of slash commands (custom commands and skills with their argument hints) and of workspace
+paths after `@`, and the status line as bottom toolbar.
 
 Keys: Enter sends; Alt-Enter / Esc Enter / Ctrl-J insert a newline, and so does Enter after a
-trailing backslash; pasted text keeps its newlines (bracketed paste). Ctrl-C clears the line,
+trailing backslash; pasted text keeps its newlines (bracketed paste). Ctrl-T shows or hides the
+todo list above the status line. Ctrl-C clears the line,
 or on an empty line raises KeyboardInterrupt (the REPL then says how to exit); Ctrl-D on an
 empty line raises EOFError.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
@@ -28,18 +31,32 @@ MAX_PATH_COMPLETIONS = 200
 SKIPPED_DIRS = frozenset({".git", "__pycache__", "node_modules", ".venv", ".mypy_cache"})
 
 
+@dataclass(frozen=True, slots=True)
+class CustomCommand:
+    """A custom command or skill, as completion offers it."""
+
+    name: str
+    """With its slash: `/git:commit`."""
+    hint: str
+    """Its `argument-hint` (empty: none)."""
+    description: str
+
+
 class ReplCompleter(Completer):
-    """Slash commands (and their arguments) at the start of the line, paths after `@`."""
+    """Slash commands (and their arguments) at the start of the line, the custom commands and
+    skills with their argument hints after them, and paths after `@`."""
 
     def __init__(
         self,
         commands: Mapping[str, str],
         workspace: Path,
         arguments: Callable[[str], Iterable[str]] = lambda _name: (),
+        custom: Callable[[], Iterable[CustomCommand]] = lambda: (),
     ) -> None:
         self.commands = commands
         self.workspace = workspace
         self.arguments = arguments
+        self.custom = custom
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
@@ -53,6 +70,11 @@ class ReplCompleter(Completer):
                         yield Completion(
                             command, -len(name), display_meta=help_text.split(".")[0][:50]
                         )
+                for custom in self.custom():
+                    if custom.name.startswith(name) and custom.name not in self.commands:
+                        shown = f"{custom.name} {custom.hint}".rstrip()
+                        meta = custom.description[:50]
+                        yield Completion(custom.name, -len(name), display=shown, display_meta=meta)
                 return
             if " " not in arg:
                 for choice in self.arguments(name):
@@ -89,8 +111,14 @@ class ReplCompleter(Completer):
                 return
 
 
-def key_bindings() -> KeyBindings:
+def key_bindings(toggle_todos: Callable[[], None] | None = None) -> KeyBindings:
     bindings = KeyBindings()
+
+    @bindings.add("c-t")  # prompt-toolkit's own would transpose two characters
+    def _toggle_todos(event: KeyPressEvent) -> None:
+        if toggle_todos is not None:
+            toggle_todos()
+            event.app.invalidate()
 
     @bindings.add("c-o")  # prompt-toolkit's own Ctrl-O would send the half-typed line
     def _show_latest_call(event: KeyPressEvent) -> None:
@@ -159,13 +187,14 @@ def make_session(
     depth: ColorDepth,
     input: Input | None = None,
     output: Output | None = None,
+    toggle_todos: Callable[[], None] | None = None,
 ) -> PromptSession[str]:
     return PromptSession(
         PROMPT,
         history=history,
         completer=completer,
         complete_while_typing=True,
-        key_bindings=key_bindings(),
+        key_bindings=key_bindings(toggle_todos),
         multiline=True,
         prompt_continuation=lambda width, line, wrap: " " * width,
         bottom_toolbar=lambda: " " + toolbar(),

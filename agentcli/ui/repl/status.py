@@ -43,6 +43,12 @@ class Status:
     task_usage: Usage = field(default_factory=Usage)
     task_cost: float | None = 0.0
     task_started: float | None = None
+    context: str = ""
+    """How full the context is, once past `[context] warn_at` (`ctx 78%`); empty below."""
+    todos: list[dict[str, str]] = field(default_factory=list)
+    """The todo list as `todo_write` last saved it."""
+    show_todos: bool = True
+    """Whether the checklist is shown (Ctrl-T toggles it)."""
 
     @property
     def usage(self) -> Usage:
@@ -75,6 +81,11 @@ class Status:
         self.activity = ""
         self.task_started = None
 
+    def add_usage(self, usage: Usage, cost: float | None) -> None:
+        """Usage outside a task (`/compact`'s summary request) joins the session's totals."""
+        self.done_usage = self.done_usage + usage
+        self.done_cost = None if self.done_cost is None or cost is None else self.done_cost + cost
+
     def reset_session(self, totals: SessionTotals | None = None) -> None:
         """Another session (`/clear`, `/resume`, `--resume`): its totals are its own, those of
         the tasks it recorded (none for a new one)."""
@@ -83,6 +94,23 @@ class Status:
         self.done_cost = totals.cost_usd
         self.tasks = totals.tasks
         self.state = "idle"
+        self.context = ""
+        self.todos = []
+
+    def checklist(self, *, idle: bool) -> list[str]:
+        """The todo list's lines to show above the prompt (while a task runs; at the prompt,
+        while items are left to do), unless hidden (Ctrl-T)."""
+        if not self.show_todos or not self.todos:
+            return []
+        if idle and all(item.get("status") == "completed" for item in self.todos):
+            return []
+        marks = {"completed": "☒", "in_progress": "▶"}
+        lines = []
+        for item in self.todos:
+            status = item.get("status", "")
+            shown = item.get("activeForm" if status == "in_progress" else "content", "")
+            lines.append(f"{marks.get(status, '☐')} {shown}")
+        return lines
 
     def line(self, width: int = 80) -> str:
         """The prompt's status line: model, mode, tokens, cost, last task state."""
@@ -91,6 +119,7 @@ class Status:
             self.mode,
             f"{format_tokens(self.usage.total_tokens)} tok",
             format_cost(self.cost),
+            *([self.context] if self.context else []),
             self.state,
         ]
         return _fit(" · ".join(parts), width)
@@ -100,6 +129,8 @@ class Status:
         elapsed = 0.0 if self.task_started is None else time.monotonic() - self.task_started
         head = f"{self.state} {elapsed:.0f}s"
         tail = f"{format_tokens(self.usage.total_tokens)} tok · {format_cost(self.cost)}"
+        if self.context:
+            tail += f" · {self.context}"
         room = width - len(head) - len(tail) - 6
         activity = _fit(self.activity, room) if self.activity and room >= 8 else ""
         middle = f" · {activity} · " if activity else " · "

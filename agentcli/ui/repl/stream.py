@@ -23,6 +23,9 @@ from rich.text import Text
 from agentcli.events import (
     AcceptanceFinished,
     AcceptanceStarted,
+    CompactionFinished,
+    CompactionStarted,
+    ContextFilling,
     Event,
     HookFinished,
     ModelResponded,
@@ -35,6 +38,7 @@ from agentcli.events import (
     SubagentStarted,
     TextDelta,
     ThinkingDelta,
+    TodoUpdated,
     ToolCallFinished,
     ToolCallProposed,
     ToolCallStarted,
@@ -48,6 +52,7 @@ from agentcli.ui.repl.markdown import MarkdownStream
 from agentcli.ui.repl.status import Status
 from agentcli.ui.repl.subagents import Subagents
 from agentcli.ui.term.diffs import diff_text, file_diff
+from agentcli.ui.term.long_session import compaction_text, context_filling_text
 from agentcli.ui.term.safe import visible
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -60,8 +65,8 @@ class TaskView:
         self, console: Console, status: Status, workspace: Path, *, watch_escape: bool = False
     ) -> None:
         self.console = console
-        self.escape = EscapeWatcher(enabled=watch_escape)
         self.status = status
+        self.escape = EscapeWatcher(enabled=watch_escape, on_ctrl_t=self.toggle_todos)
         self.workspace = workspace
         self.markdown = MarkdownStream(console)
         self.previewed: set[str] = set()
@@ -86,11 +91,20 @@ class TaskView:
         width = max(20, self.console.width)
         hint = " · Esc or Ctrl-C cancels"
         line = self.status.live_line(width - 2 - len(hint))
+        todos = [
+            Text(f"  {visible(item, keep='')}"[:width], no_wrap=True)
+            for item in self.status.checklist(idle=False)
+        ]
         return Group(
             Segments(tail),
+            *todos,
             *self.subagents.lines(width),
             Text(f"{frame} {line}{hint}", style="dim", no_wrap=True),
         )
+
+    def toggle_todos(self) -> None:
+        """Ctrl-T: show or hide the todo list."""
+        self.status.show_todos = not self.status.show_todos
 
     def begin_task(self) -> None:
         """Counters and file images start again for a new task."""
@@ -163,6 +177,10 @@ class TaskView:
         elif isinstance(event, ModelRetrying):
             self._thinking.clear()
             self._retrying(event)
+        elif isinstance(event, TodoUpdated | ContextFilling | CompactionStarted):
+            self._long_session(event)
+        elif isinstance(event, CompactionFinished):
+            self._compacted(event)
         else:
             self._tool_or_check(event)
 
@@ -173,6 +191,24 @@ class TaskView:
         if line is not None:
             self.markdown.finish()
             self.console.print(line)
+
+    def _long_session(self, event: TodoUpdated | ContextFilling | CompactionStarted) -> None:
+        if isinstance(event, TodoUpdated):
+            self.status.todos = list(event.todos)
+        elif isinstance(event, ContextFilling):
+            share = event.tokens / event.window if event.window else 0.0
+            self.status.context = f"ctx {share:.0%}"
+            self.console.print(Text(f"  {visible(context_filling_text(event))}", style="yellow"))
+        else:
+            self.markdown.finish()
+            self.status.activity = f"compacting the context ({event.trigger})"
+
+    def _compacted(self, event: CompactionFinished) -> None:
+        self.status.activity = ""
+        if event.error is not None:
+            return  # the notice that follows says why
+        self.status.context = ""
+        self.console.print(Text(f"  ⇣ compacted {visible(compaction_text(event))}", style="cyan"))
 
     def _retrying(self, event: ModelRetrying) -> None:
         shown = self.markdown.discard()

@@ -1,49 +1,40 @@
-"""What part of the history the model sees: old, large tool results are sent as short stubs.
+"""What part of the history the model sees: old, large tool results are sent as short stubs,
+and after a compaction a summary stands for everything before its point.
 
 The history itself is never changed: the journal, session exports, `/diff` and resume all see
-every result in full. Only the copy sent to the model (`ContextView.messages`) replaces each
-tool_result before an elision watermark (a message index), and longer than `min_chars`, with a
-stub naming the call that produced it, so the model knows what it no longer sees and can ask
-again.
+every message and result in full. Only the copy sent to the model (`ContextView.messages`)
+changes:
 
-The watermark only moves forward, and only once a response reports a context (its input, cache
-and output tokens) above `elide_at` of the window; it then jumps to just before the
-`keep_recent`-th most recent tool-result message. Moving in batches instead of every turn
-keeps the sent prefix byte-stable between moves, so the prompt cache keeps hitting.
+- Elision: each tool_result before an elision watermark (a message index), and longer than
+  `min_chars`, is replaced by a stub naming the call that produced it, so the model knows what
+  it no longer sees and can ask again. The watermark only moves forward, and only once a
+  response reports a context (its input, cache and output tokens) above `elide_at` of the
+  window; it then jumps to just before the `keep_recent`-th most recent tool-result message.
+  Moving in batches instead of every turn keeps the sent prefix byte-stable between moves, so
+  the prompt cache keeps hitting.
+- Compaction (`agentcli.context.compaction` decides when and writes the summary): the
+  messages before a compaction's point are sent as one user message, the summary and the items
+  pinned with it (`CompactionRecord.message`). The point is always an assistant message, so a
+  tool call is never separated from its result.
 
 Never changed: assistant messages' blocks (thinking signatures must go back byte for byte), text
 blocks, and the tool_use/tool_result pairing (a stub keeps its `tool_use_id` and `is_error`).
-
-Thinking blocks may be left out, never altered (`bound_thinking`): a model reads back only the
-thinking its own responses carried, and a model that binds thinking to the transcript (Opus 5.5,
-Fable 5.1, …) rejects a block once anything before it changed (the system prompt, the tools, an
-elided result). Each assistant message records its `Producer` (the model and `context_key`);
-a block goes back only to the same model, and for a binding model only under the same key. An
-elision move, another day's system prompt or a resumed session changes the key, so all earlier
-blocks stop being sent together, and every later request leaves them out the same way.
+Which thinking blocks are sent at all is `agentcli.context.thinking`'s: `state` is part of the
+key it binds them to, so an elision move or a compaction stops earlier ones being sent.
 """
 
 from __future__ import annotations
 
-import hashlib
-import operator
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from agentcli.catalogue import UNKNOWN_CONTEXT_WINDOW
-from agentcli.messages import (
-    ContentBlock,
-    Message,
-    Producer,
-    ToolResultBlock,
-    ToolUseBlock,
-    canonical_json,
-    is_thinking,
-)
+from agentcli.compaction_record import CompactionRecord
+from agentcli.context.tokens import TOKENS_PER_CHAR, messages_chars
+from agentcli.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from agentcli.settings import DEFAULTS
 from agentcli.truncation import shorten
-from agentcli.usage import Usage
+from agentcli.usage import Usage, prompt_tokens
 
 # The stub names the call; long inputs (a whole file's content) are cut to stay a stub.
 _VALUE_CHARS = 60
@@ -106,7 +97,8 @@ class _Mark:
 
 
 class ContextView:
-    """The elision watermark of one conversation, and the messages it lets the model see."""
+    """The elision watermark and the latest compaction of one conversation, and the messages
+    they let the model see."""
 
     def __init__(self, settings: ContextSettings | None = None) -> None:
         self.settings = settings or ContextSettings()
@@ -118,36 +110,84 @@ class ContextView:
         """history[watermark - 1] when the watermark moved."""
         self._prefix: list[Message] = []
         """history[:watermark] as sent (stubs in place), computed once per move."""
-        self._observed: tuple[_Mark, int] | None = None
-        """The last response and the context size it reported."""
+        self._observed: tuple[_Mark, Usage] | None = None
+        """The last response and the usage it reported."""
+        self._compaction: tuple[_Mark, CompactionRecord, Message] | None = None
+        """The latest compaction: history[point], the record, and the message sent in place of
+        history[:point]."""
+        self._last_sent: list[Message] = []
+        """The messages the last request was sent (for estimates of what is sent)."""
+
+    @property
+    def window(self) -> int:
+        """The context window in force: the settings', else the model's."""
+        return self.settings.window_tokens or self.model_window
 
     @property
     def threshold_tokens(self) -> float:
-        window = self.settings.window_tokens or self.model_window
-        return window * self.settings.elide_at
+        return self.window * self.settings.elide_at
 
     @property
     def state(self) -> str:
-        """What decides the elided part of what is sent: the same history with the same state
-        is always sent the same way (stubs depend only on the messages they replace)."""
-        return f"{self.watermark}:{self.settings.min_chars}"
+        """What decides the elided and compacted part of what is sent: the same history with
+        the same state is always sent the same way (stubs depend only on the messages they
+        replace, a summary message only on its record)."""
+        elided = f"{self.watermark}:{self.settings.min_chars}"
+        return elided if self._compaction is None else f"{elided}:{self._compaction[1].id}"
+
+    @property
+    def compaction(self) -> CompactionRecord | None:
+        """The compaction in force (None: the whole history is sent, elided)."""
+        return self._compaction[1] if self._compaction is not None else None
 
     def messages(self, history: Sequence[Message]) -> list[Message]:
-        """The history as sent to the model: results before the watermark elided."""
+        """The history as sent to the model: a compaction's summary in place of what came
+        before its point, results before the watermark elided."""
         self._check(history)
-        return [*self._prefix, *history[self.watermark :]]
+        start, head = 0, []
+        if self._compaction is not None:
+            start, head = self._compaction[0].index, [self._compaction[2]]
+        if self.watermark > start:
+            body = [*self._prefix[start:], *history[self.watermark :]]
+        else:
+            body = list(history[start:])
+        self._last_sent = [*head, *body]
+        return list(self._last_sent)
 
     def observe(self, history: Sequence[Message], usage: Usage) -> None:
-        """Note the context size a response (the last message of `history`) reported."""
+        """Note the usage a response (the last message of `history`) reported."""
         if history:
-            self._observed = (_Mark(len(history) - 1, history[-1]), usage.total_tokens)
+            self._observed = (_Mark(len(history) - 1, history[-1]), usage)
+
+    def observed_tokens(self, history: Sequence[Message]) -> int | None:
+        """The context the last response reported (its input, cache and output tokens), if it
+        is still the last thing that happened to `history` (no move or compaction since)."""
+        self._check(history)
+        if self._observed is None or not self._observed[0].holds(history):
+            return None
+        return self._observed[1].total_tokens
+
+    def tokens_per_char(self, fixed_chars: int) -> float:
+        """Tokens per character of what the last request sent (`fixed_chars`: its system prompt
+        and tools), from the prompt size its response reported; the rule of thumb when there
+        is no such response."""
+        if self._observed is None or not self._last_sent:
+            return TOKENS_PER_CHAR
+        chars = fixed_chars + messages_chars(self._last_sent)
+        reported = prompt_tokens(self._observed[1])
+        if chars <= 0 or reported <= 0:
+            return TOKENS_PER_CHAR
+        # A response's usage covers what was really sent; thinking blocks left out and the
+        # JSON framing make it differ a little from the characters counted here.
+        return min(max(reported / chars, TOKENS_PER_CHAR / 4), TOKENS_PER_CHAR * 4)
 
     def advance(self, history: Sequence[Message]) -> Elision | None:
         """Move the watermark if the last observed context passed the threshold."""
         self._check(history)
         if self._observed is None:
             return None
-        mark, tokens = self._observed
+        mark, usage = self._observed
+        tokens = usage.total_tokens
         if not mark.holds(history) or tokens <= self.threshold_tokens:
             return None
         return self._move(history, tokens)
@@ -158,6 +198,17 @@ class ContextView:
         self._check(history)
         return self._move(history, None)
 
+    def compact(self, history: Sequence[Message], record: CompactionRecord) -> None:
+        """Send `record`'s summary (and pinned items) in place of `history[:record.point]` from
+        now on (also to rebuild the view of a resumed session). ValueError when the point is
+        not an assistant message of `history`."""
+        self._check(history)
+        point = record.point
+        if not 0 < point < len(history) or history[point].role != "assistant":
+            raise ValueError(f"compaction point {point} is not an assistant message")
+        self._compaction = (_Mark(point, history[point]), record, record.message())
+        self._observed = None  # that size was measured before the compaction
+
     def _move(self, history: Sequence[Message], tokens: int | None) -> Elision | None:
         target = self._target(history)
         if target <= self.watermark:
@@ -167,7 +218,8 @@ class ContextView:
         self.watermark = target
         self._anchor = _Mark(target - 1, history[target - 1])
         self._observed = None  # that size was measured before this move
-        if results == 0:
+        start = self._compaction[0].index if self._compaction is not None else 0
+        if results == 0 or target <= start:
             return None
         return Elision(results=results, chars_saved=saved, context_tokens=tokens)
 
@@ -178,11 +230,15 @@ class ContextView:
         return carrying[-keep] if len(carrying) >= keep else 0
 
     def _check(self, history: Sequence[Message]) -> None:
-        """Start over when the history is not the one the watermark was set on."""
+        """Start over when the history is not the one the watermark or the compaction was set
+        on (a resume or `/clear` swapped it)."""
         if self._anchor is not None and not self._anchor.holds(history):
             self.watermark = 0
             self._anchor = None
             self._prefix = []
+            self._observed = None
+        if self._compaction is not None and not self._compaction[0].holds(history):
+            self._compaction = None
             self._observed = None
 
 
@@ -243,68 +299,3 @@ def summarize_input(call: ToolUseBlock) -> str:
     for key, value in call.input.items():
         parts.append(f"{key}={shorten(repr(value), _VALUE_CHARS, marker='...')}")
     return shorten(", ".join(parts), _SUMMARY_CHARS, marker="...")
-
-
-def context_key(system: str, tools: Iterable[Any], view_state: str) -> str:
-    """A key of everything a thinking block depends on besides the messages before it: the
-    system prompt, the tool definitions (objects with `to_wire()`) and the view's state."""
-    digest = hashlib.sha256()
-    for part in (system, canonical_json([tool.to_wire() for tool in tools]), view_state):
-        digest.update(part.encode("utf-8", "surrogatepass"))
-        digest.update(b"\0")
-    return digest.hexdigest()[:20]
-
-
-def _has_thinking(message: Message) -> bool:
-    return any(is_thinking(b) for b in message.content)
-
-
-def bound_thinking(messages: Sequence[Message], caller: Producer, *, binds: bool) -> list[Message]:
-    """`messages` with thinking blocks only where `caller` may read them: those produced by the
-    same model, and, when the model binds thinking to the transcript (`binds`), under the same
-    context key. An assistant message left with no content is not sent at all."""
-    out: list[Message] = []
-    for message in messages:
-        if message.role != "assistant" or not message.memo(_has_thinking):
-            out.append(message)
-            continue
-        producer = message.producer
-        readable = (
-            producer is not None
-            and producer.model == caller.model
-            and (not binds or producer.context == caller.context)
-        )
-        if readable:
-            out.append(message)
-            continue
-        content = tuple(b for b in message.content if not is_thinking(b))
-        if content:
-            out.append(replace(message, content=content))
-    return out
-
-
-@dataclass
-class ThinkingBound:
-    """`bound_thinking`, remembered from one request to the next. A loop's history only grows
-    at its end (and the context view's elided prefix changes rarely), so each request filters
-    just the messages added since the last one, not the whole history again."""
-
-    _key: tuple[Producer, bool] | None = None
-    _seen: list[Message] = field(default_factory=list)
-    _out: list[Message] = field(default_factory=list)
-
-    def __call__(
-        self, messages: Sequence[Message], caller: Producer, *, binds: bool
-    ) -> list[Message]:
-        seen = len(self._seen)
-        grown = (
-            self._key == (caller, binds)
-            and len(messages) >= seen
-            and all(map(operator.is_, self._seen, messages))
-        )
-        if grown:
-            self._out.extend(bound_thinking(messages[seen:], caller, binds=binds))
-        else:
-            self._out = bound_thinking(messages, caller, binds=binds)
-        self._key, self._seen = (caller, binds), list(messages)
-        return list(self._out)

@@ -1,0 +1,134 @@
+"""The batch's shared state, in one place whatever the engine: the cost ledger (`--max-cost`),
+the limit on concurrent model requests (`--max-requests`), how often each task was started,
+and whether the batch was interrupted.
+
+`Ledger` itself never blocks, so the Ray engine runs the very same class as one actor (whose
+methods run one at a time); the local engine wraps it in a lock (`LocalLedger`). A model
+request waits for a slot by asking again (`try_acquire`) until one is free. Slots are held in
+a task's name: when a task starts again (Ray retrying it after its worker was lost, with the
+slot it held) or ends, whatever it still held is free again.
+
+The budget: a task may start while the total cost of the finished tasks (earlier runs into the
+same directory included) is below `--max-cost`, and it gets what remains as its own
+`--max-cost`. Tasks running at the same time each get that remainder, so the batch can end
+above its budget by at most what they spend together past it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """Whether a task may start, and with what budget (None: no batch budget)."""
+
+    allowed: bool
+    budget_usd: float | None
+    starts: int
+    """How often it was started in this batch run, this start included (a Ray retry is 2)."""
+    why_not: str = ""
+
+
+class Ledger:
+    def __init__(
+        self, *, max_cost_usd: float | None, spent_usd: float = 0.0, max_requests: int | None
+    ) -> None:
+        self.max_cost_usd = max_cost_usd
+        self.spent_usd = spent_usd
+        """What finished tasks cost (earlier runs included)."""
+        self.max_requests = max_requests
+        self.held: Counter[str] = Counter()
+        """Model-request slots in use, by the task holding them."""
+        self.budget_stopped = 0
+        """Tasks not started because the budget was spent."""
+        self.stopped = False
+        self._starts: Counter[str] = Counter()
+
+    @property
+    def requests(self) -> int:
+        return sum(self.held.values())
+
+    def begin(self, instance_id: str) -> Admission:
+        self.held.pop(instance_id, None)  # an earlier attempt's, lost with its worker
+        if self.stopped:
+            return Admission(False, None, self._starts[instance_id], "the batch was interrupted")
+        remaining = None if self.max_cost_usd is None else self.max_cost_usd - self.spent_usd
+        if remaining is not None and remaining <= 0:
+            self.budget_stopped += 1
+            return Admission(
+                False,
+                None,
+                self._starts[instance_id],
+                f"the batch's budget (--max-cost {self.max_cost_usd}) is spent",
+            )
+        self._starts[instance_id] += 1
+        return Admission(True, remaining, self._starts[instance_id])
+
+    def finish(self, instance_id: str, cost_usd: float | None) -> float:
+        """Record a finished task's cost; the total so far."""
+        self.held.pop(instance_id, None)
+        if cost_usd is not None:
+            self.spent_usd += cost_usd
+        return self.spent_usd
+
+    def try_acquire(self, holder: str) -> bool:
+        """A model-request slot for task `holder`, if one is free."""
+        if self.max_requests is not None and self.requests >= self.max_requests:
+            return False
+        self.held[holder] += 1
+        return True
+
+    def release(self, holder: str) -> None:
+        if self.held[holder] > 1:
+            self.held[holder] -= 1
+        else:
+            self.held.pop(holder, None)
+
+    def stop(self) -> None:
+        """No task starts from now on; running ones are told to stop (`cancelled`)."""
+        self.stopped = True
+
+    def cancelled(self) -> bool:
+        return self.stopped
+
+    def totals(self) -> tuple[float, int]:
+        return self.spent_usd, self.budget_stopped
+
+
+class LocalLedger:
+    """`Ledger` for threads of one process."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+        self._lock = threading.Lock()
+
+    def begin(self, instance_id: str) -> Admission:
+        with self._lock:
+            return self._ledger.begin(instance_id)
+
+    def finish(self, instance_id: str, cost_usd: float | None) -> float:
+        with self._lock:
+            return self._ledger.finish(instance_id, cost_usd)
+
+    def try_acquire(self, holder: str) -> bool:
+        with self._lock:
+            return self._ledger.try_acquire(holder)
+
+    def release(self, holder: str) -> None:
+        with self._lock:
+            self._ledger.release(holder)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._ledger.stop()
+
+    def cancelled(self) -> bool:
+        with self._lock:
+            return self._ledger.cancelled()
+
+    def totals(self) -> tuple[float, int]:
+        with self._lock:
+            return self._ledger.totals()
