@@ -158,11 +158,15 @@ class Checkpoints(Protocol):
 
 
 def around_changes(
-    task_id: str, task_paths: TaskPaths, checkpoints: Checkpoints | None
+    task_id: str,
+    task_paths: TaskPaths,
+    checkpoints: Checkpoints | None,
+    seen: Callable[[set[str]], None] | None = None,
 ) -> BeforeChange:
     """The runtime's hook around each call of `task_id` that may change something: the undo
     checkpoint before the first, and the paths each call changed, recorded in the journal
-    before a call that names them runs, after a command has run."""
+    before a call that names them runs, after a command has run. `seen` also hears the paths
+    of each call (a subagent's calls are its task's changes, and the subagent's own)."""
 
     async def before_change(
         _record: ToolCallRecord, pre_state: PreState | None
@@ -172,6 +176,8 @@ def around_changes(
             tree = await asyncio.to_thread(checkpoints.before_change, task_id, pre_state)
         named = task_paths.named(task_id, pre_state)
         if named is not None:
+            if seen is not None:
+                seen(named)
             if checkpoints is not None:
                 await asyncio.to_thread(checkpoints.record_paths, task_id, named, settled=True)
             return None
@@ -184,6 +190,8 @@ def around_changes(
 
         async def after_change() -> None:
             paths = await asyncio.to_thread(finish)
+            if seen is not None and paths is not None:
+                seen(paths)
             if checkpoints is not None:
                 await asyncio.to_thread(
                     checkpoints.record_paths, task_id, paths, settled=paths is not None

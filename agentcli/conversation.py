@@ -30,6 +30,7 @@ from agentcli.acceptance import (
 from agentcli.attachments import expand
 from agentcli.attribution import Checkpoints, TaskPaths, around_changes
 from agentcli.catalogue import CATALOGUE, Catalogue, Effort
+from agentcli.child_loop import ChildLoop, SessionParts, build_child_loop
 from agentcli.compaction_record import CompactionRecord
 from agentcli.confinement import UNCONFINED, CommandSandbox
 from agentcli.context import ContextView
@@ -38,7 +39,7 @@ from agentcli.context.keeper import ContextKeeper, LongSession
 from agentcli.context.pins import PinSource
 from agentcli.context.report import ContextReport
 from agentcli.convergence import ConvergenceGuard, ConvergenceSettings
-from agentcli.events import EventSink, Notice, RepairRound, TaskStarted
+from agentcli.events import Event, EventSink, Notice, RepairRound, TaskStarted
 from agentcli.hook_seams import NO_HOOKS, SessionHooks, TaskHooks
 from agentcli.ids import new_id
 from agentcli.loop import LoopOutcome, LoopSettings, QueryLoop
@@ -53,6 +54,7 @@ from agentcli.snapshots import Snapshot, SnapshotError, changed_files, take_snap
 from agentcli.store import Journal
 from agentcli.task_hooks import prompt_blocked, prompt_message, settle
 from agentcli.task_outcome import Verified, blocked_by_denials, stamped, task_result
+from agentcli.task_scope import TaskScope
 from agentcli.tasks import CommandOrigin, TaskResult
 from agentcli.terminal_reason import TerminalReason
 from agentcli.todo import TodoList
@@ -200,6 +202,23 @@ class ConversationManager:
     @property
     def hooks(self) -> SessionHooks:
         return self._hooks
+
+    @property
+    def prompter(self) -> Prompter:
+        return self._prompter
+
+    @property
+    def catalogue(self) -> Catalogue:
+        return self._catalogue
+
+    @property
+    def budget(self) -> Budget:
+        """Each task's limits (`--max-turns`, `--max-cost`, ...)."""
+        return self._budget
+
+    def emit(self, event: Event) -> None:
+        """Tell the session's renderers about `event` (a subagent's, labelled)."""
+        self._events(event)
 
     @property
     def todos(self) -> TodoList:
@@ -369,7 +388,31 @@ class ConversationManager:
             catalogue=self._catalogue,
             compactor=self._long.compactor,
         )
+        if task_id is not None:
+            runtime.task = TaskScope(task_id=task_id, root_task_id=task_id, account=loop)
         return loop
+
+    def child_loop(self, scope: TaskScope, child: ChildLoop) -> QueryLoop:
+        """The loop of a subagent's child task, working for the task of `scope`
+        (`agentcli.child_loop`): what is the child's own comes in `child`, the rest is the
+        session's."""
+        return build_child_loop(
+            scope,
+            child,
+            SessionParts(
+                tool_context=self._tool_context,
+                changes=lambda task_id, seen: around_changes(
+                    task_id, self._task_paths, self._checkpoints, seen=seen
+                ),
+                retry_policy=self._retry_policy,
+                loop_settings=self._loop_settings,
+                context=self._context.settings,
+                catalogue=self._catalogue,
+                guard=lambda: ConvergenceGuard(
+                    artifact_version=self._version_or_none, settings=self._convergence
+                ),
+            ),
+        )
 
     def tool_runtime(
         self, task_id: str | None = None, hooks: TaskHooks | None = None
@@ -455,6 +498,8 @@ class ConversationManager:
             retries=self._acceptance.retries if self._acceptance.commands else None,
         )
         result.hook_blocks = [block.to_json() for block in hooks.blocks]
+        if loop.runtime.task is not None:  # what the hooks blocked of its subagents' calls
+            result.hook_blocks += loop.runtime.task.hook_blocks()
         result.compactions, result.todos = self._long.task_ended()
         if end_snapshot is not None:
             result.artifact_version = end_snapshot.version

@@ -259,3 +259,64 @@ EventSink = Callable[[Event], None]
 
 def discard(_event: Event) -> None:
     """An event sink that ignores everything."""
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentStarted(Event):
+    """An `agent` call started a subagent: a child task with its own context."""
+
+    type: ClassVar[str] = "subagent_started"
+    parent_tool_use_id: str
+    """The `agent` call (its result will be the subagent's answer)."""
+    agent: str
+    """The subagent's type (`explore`, `general`, or a definition's name)."""
+    description: str
+    task_id: str
+    """The child task's id (in the journal, under the parent task)."""
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentFinished(Event):
+    """A subagent ended: how, and what it spent (counted in its parent task's usage)."""
+
+    type: ClassVar[str] = "subagent_finished"
+    parent_tool_use_id: str
+    agent: str
+    description: str
+    task_id: str
+    state: str
+    reason: str
+    turns: int
+    tool_calls: int
+    usage: Usage
+    cost_usd: float | None
+    changed_files: list[str]
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentEvent(Event):
+    """An event of a subagent's child task, as its parent's sink receives it: the event itself
+    plus which `agent` call and type of subagent it belongs to (stream-json: the event's own
+    fields with `parent_tool_use_id` and `agent`)."""
+
+    type: ClassVar[str] = "subagent_event"
+    event: Event
+    parent_tool_use_id: str
+    agent: str
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.event.to_json()
+        # A nested subagent's event keeps its own `agent` call and type (the inner ones).
+        data.setdefault("parent_tool_use_id", self.parent_tool_use_id)
+        data.setdefault("agent", self.agent)
+        return data
+
+    @property
+    def innermost(self) -> Event:
+        """The event itself, under every level of nesting (a subagent's subagent)."""
+        inner = self.event
+        while isinstance(inner, SubagentEvent):
+            inner = inner.event
+        return inner

@@ -93,6 +93,15 @@ NO_OPINION = BeforeCall()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SubagentLabel:
+    """Which subagent a child task's hooks fire for (Claude Code's `agent_id`, `agent_type`)."""
+
+    agent_id: str
+    """The child task's id."""
+    agent_type: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PromptVerdict:
     """What the UserPromptSubmit hooks (and a session start's hooks) said of a prompt."""
 
@@ -153,7 +162,10 @@ class SessionHooks(Protocol):
     """A session's hooks (the conversation holds one; the live session fires the session's
     own events through it)."""
 
-    def for_task(self) -> TaskHooks: ...
+    def for_task(self, agent: SubagentLabel | None = None) -> TaskHooks:
+        """The hooks of one task; `agent`: of a subagent's child task (its tool events tell
+        the hooks `agent_id` and `agent_type`)."""
+        ...
 
     async def session_started(self, source: str) -> None:
         """SessionStart (`startup`, `resume`, `clear`, `compact`): what the hooks add as
@@ -192,7 +204,7 @@ class _NoTaskHooks:
 class NoHooks:
     """A session without hooks."""
 
-    def for_task(self) -> TaskHooks:
+    def for_task(self, agent: SubagentLabel | None = None) -> TaskHooks:
         return _NoTaskHooks()
 
     async def session_started(self, source: str) -> None:

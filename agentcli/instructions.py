@@ -152,14 +152,17 @@ def system_prompt(
     *,
     today: datetime.date | None = None,
     instructions: Instructions | None = None,
+    role: str = BASE_PROMPT,
 ) -> str:
+    """The system prompt: `role` (what the model is and how it works: agentcli's own, or a
+    subagent's), the environment, and the instruction files."""
     today = today or datetime.date.today()
     environment = (
         f"Environment: workspace {workspace}; {platform.system()} {platform.release()}; "
         f"date {today.isoformat()}; git repository: "
         f"{'yes' if find_git_root(workspace) else 'no'}."
     )
-    sections = [BASE_PROMPT, environment]
+    sections = [role, environment]
     extra = project_instructions(workspace, instructions)
     if extra:
         sections.append("Instructions (from AGENTS.md / CLAUDE.md files):\n\n" + extra)

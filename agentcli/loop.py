@@ -35,6 +35,7 @@ from agentcli.messages import Message, Producer, TextBlock, ToolResultBlock, Too
 from agentcli.model import ModelClient, ModelRequest, ModelResponse, StopReason
 from agentcli.settings import DEFAULTS
 from agentcli.store import Journal
+from agentcli.task_scope import TaskAccount
 from agentcli.terminal_reason import TerminalReason
 from agentcli.tools.runtime import ToolRuntime
 from agentcli.usage import Budget, Clock, Usage, cost_usd
@@ -83,6 +84,9 @@ class QueryLoop:
     """Where the model's limits, prices and request rules come from."""
     compactor: Compactor | None = None
     """Compacts older turns of what is sent when the context fills up (None: never)."""
+    upstream: TaskAccount | None = None
+    """The enclosing task's account, when this loop is a subagent's: what it spends is charged
+    there as it happens, and that task's budget stops this loop too."""
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
     api_s: float = 0.0
@@ -174,6 +178,25 @@ class QueryLoop:
             error=finished.error,
         )
 
+    def budget_stop(self) -> Finished | None:
+        """Why no model call may be made now: this task's budget, or an enclosing task's."""
+        own = self._budget_stop()
+        if own is None and self.upstream is not None:
+            return self.upstream.budget_stop()
+        return own
+
+    def charge(self, *, usage: Usage, cost: float | None, turns: int = 1) -> None:
+        """Count a subagent's model call in this task, as it happens (`agentcli.task_scope`)."""
+        self.turns += turns
+        self.usage = self.usage + usage
+        if cost is None and self._cost is not None and self.budget.max_cost_usd is not None:
+            why = "a subagent's model has no known price, or its server reported no usage"
+            self.events(Notice(level="warning", message=_COST_UNKNOWN.format(why=why)))
+        self._cost = None if cost is None or self._cost is None else self._cost + cost
+        self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
+        if self.upstream is not None:
+            self.upstream.charge(usage=usage, cost=cost, turns=turns)
+
     def _budget_stop(self) -> Finished | None:
         budget = self.budget
         if budget.max_turns is not None and self.turns - self._round_start_turn >= budget.max_turns:
@@ -197,7 +220,7 @@ class QueryLoop:
         return None
 
     async def _step(self, history: list[Message]) -> Step:
-        stop = self._budget_stop()
+        stop = self.budget_stop()
         if stop is not None:
             return stop
         spec = self.spec()
@@ -214,7 +237,9 @@ class QueryLoop:
         finally:
             self.api_s += self.clock.now() - asked
         self.stop_reason = response.stop_reason
-        self._account(spec, response.usage, known=response.usage_known)
+        cost = self._account(spec, response.usage, known=response.usage_known)
+        if self.upstream is not None:
+            self.upstream.charge(usage=response.usage, cost=cost)
         message = replace(response.message, producer=producer)
         self.events(
             ModelResponded(
@@ -259,8 +284,9 @@ class QueryLoop:
         self._cut_streak = 0
         return Finished(TerminalReason.COMPLETED)
 
-    def _account(self, spec: ModelSpec, usage: Usage, *, known: bool) -> None:
-        """Count a response's usage, and its cost at `spec`'s price, in the task's."""
+    def _account(self, spec: ModelSpec, usage: Usage, *, known: bool) -> float | None:
+        """Count a response's usage, and its cost at `spec`'s price, in the task's; returns
+        that cost (None: unknown)."""
         self.usage = self.usage + usage
         cost = cost_usd(spec.price, usage) if known else None
         if cost is None and self._cost is not None and self.budget.max_cost_usd is not None:
@@ -268,6 +294,7 @@ class QueryLoop:
             self.events(Notice(level="warning", message=_COST_UNKNOWN.format(why=why)))
         self._cost = None if cost is None or self._cost is None else self._cost + cost
         self.events(UsageUpdated(usage=self.usage, cost_usd=self.cost_usd))
+        return cost
 
     async def _compact_if_due(self, history: list[Message], spec: ModelSpec) -> Finished | None:
         """Compact older turns of what is sent if the context passed its threshold (unless the

@@ -10,13 +10,16 @@ re-executing anything:
   the intended content → `succeeded`; the previous content (or still absent) → `not_executed`;
   anything else → `outcome_unknown`;
 - `started` read → `not_executed` (a read leaves nothing behind);
-- any other `started` call (a shell command, an external call) → `outcome_unknown`.
+- any other `started` call (a shell command, an external call) → `outcome_unknown`; an `agent`
+  call whose subagent was working → `outcome_unknown` too, and the model is told that the
+  subagent's answer was lost (it is never re-run: its own calls are resolved as every call is).
 
 Then the history is repaired: an assistant message whose `tool_use` blocks have no answer gets a
 user message with exactly one `tool_result` per call (the recorded result, or an explicit
 statement that the process was interrupted and what is known), and the repaired history is
-checked with `pairing_problems`. Tasks left `running` become `aborted`. Recovery is idempotent:
-running it again after it was itself interrupted finishes the job.
+checked with `pairing_problems`. Tasks left `running` (subagents' child tasks too) become
+`aborted`. Recovery is idempotent: running it again after it was itself interrupted finishes
+the job.
 
 All of that is only true of a session no live process is using: in one that is, a `started` call
 is running, not interrupted. So `recover` takes the session's lock (`store.lock`) and refuses to
@@ -40,7 +43,13 @@ from agentcli.snapshots import file_hash
 from agentcli.store.db import transaction
 from agentcli.store.ledger import OperationState
 from agentcli.store.lock import SessionLock
-from agentcli.store.queries import CallRow, load_calls, load_messages
+from agentcli.store.queries import (
+    CallRow,
+    ChildTaskRow,
+    load_calls,
+    load_child_tasks,
+    load_messages,
+)
 from agentcli.store.sqlite import SqliteJournal
 
 INTERRUPTED = "agentcli was interrupted (the process stopped) while this call was running"
@@ -93,11 +102,22 @@ def _resolved(call: CallRow, status: CallStatus, text: str, note: str) -> Resolu
     return Resolution(call_id=call.call_id, name=call.name, status=status, text=text, note=note)
 
 
-def resolve_call(call: CallRow) -> Resolution:
-    """Decide the final status of a call the journal left unfinished. Never runs anything."""
+def resolve_call(call: CallRow, subagent: ChildTaskRow | None = None) -> Resolution:
+    """Decide the final status of a call the journal left unfinished. Never runs anything.
+    `subagent`: the child task the call (an `agent` call) was running."""
     if call.status is CallStatus.PROPOSED:
         return _resolved(
             call, CallStatus.NOT_EXECUTED, NEVER_STARTED, "never started (not executed)"
+        )
+    if subagent is not None:
+        return _resolved(
+            call,
+            CallStatus.OUTCOME_UNKNOWN,
+            f"[{ToolErrorKind.OUTCOME_UNKNOWN.value}] {INTERRUPTED}: the {subagent.agent_type} "
+            f"subagent ({subagent.description!r}) was working. Its answer was lost and it was "
+            "NOT re-run; what it changed before it stopped is unknown. Check the workspace "
+            "before relying on it, and delegate again if you still need the answer.",
+            f"subagent {subagent.agent_type} ({subagent.id}) interrupted: answer lost, not re-run",
         )
     write = call.pre_state.write if call.pre_state is not None else None
     if write is not None:
@@ -168,8 +188,9 @@ def recover(
     if not lock.holds(session_id):
         raise RuntimeError(f"recovery of session {session_id} needs that session's lock, held")
     calls = {c.call_id: c for c in load_calls(conn, session_id)}
+    subagents = {child.parent_call_id: child for child in load_child_tasks(conn, session_id)}
     resolutions = [
-        resolve_call(c)
+        resolve_call(c, subagents.get(c.call_id))
         for c in calls.values()
         if c.status in (CallStatus.PROPOSED, CallStatus.STARTED)
     ]
@@ -254,6 +275,12 @@ def _results_for(
 
 
 def _abort_running_tasks(conn: sqlite3.Connection, session_id: str) -> list[str]:
+    # A subagent's child task left running ended with the process, as its parent did.
+    conn.execute(
+        "UPDATE child_tasks SET state = 'aborted', reason = 'interrupted', ended_at = ? "
+        "WHERE session_id = ? AND state = 'running'",
+        (time.time(), session_id),
+    )
     rows = conn.execute(
         "SELECT id FROM tasks WHERE session_id = ? AND state = 'running'", (session_id,)
     ).fetchall()

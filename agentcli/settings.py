@@ -233,6 +233,43 @@ class ToolsSection(BaseModel):
     context, and the newest models keep track without it)."""
 
 
+def at_most(key: str, default: float | None) -> Untrusted:
+    """An untrusted file may set this limit only at or below the value in force (`default`
+    when no lower level set it; None: unlimited, so any limit is lower)."""
+
+    def lowers(value: Any, in_force: Mapping[str, Any]) -> bool:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        current = in_force.get(key, default)
+        return current is None or (isinstance(current, int | float) and value <= current)
+
+    return Untrusted(lowers, "only lower than the limit in force")
+
+
+class AgentsSection(BaseModel):
+    """`[agents]`: the limits agentcli enforces on subagents (the `agent` tool), whatever the
+    model asks for. A repository's own files may only lower them."""
+
+    model_config = _STRICT
+
+    max_concurrent: Annotated[int, Field(ge=1), at_most("agents.max_concurrent", 4)] = 4
+    """Subagents one task runs at the same time (more `agent` calls in one response wait)."""
+    max_depth: Annotated[int, Field(ge=0), at_most("agents.max_depth", 1)] = 1
+    """How deep delegation goes: 1, a subagent gets no `agent` tool; 0, no subagents at all."""
+    max_turns: Annotated[int, Field(ge=1), at_most("agents.max_turns", 30)] = 30
+    """Model calls one subagent may make (a definition's `maxTurns` may only lower it)."""
+    max_cost_usd: Annotated[
+        float | None,
+        Field(gt=0, allow_inf_nan=False, strict=False),
+        at_most("agents.max_cost_usd", None),
+    ] = None
+    """USD one subagent may spend (None: only the task's own `--max-cost` limits it)."""
+    max_wall_s: Annotated[
+        float, Field(gt=0, allow_inf_nan=False, strict=False), at_most("agents.max_wall_s", 600.0)
+    ] = 600.0
+    """Seconds one subagent may run (its commands are stopped with it)."""
+
+
 Hooks = Annotated[list[MatcherGroup], ACCUMULATES]
 # No `Untrusted` mark: hooks start programs. A repository's own hooks also need the user's
 # approval of their exact set (`agentcli.hooks.approval`), and run sandboxed.
@@ -398,6 +435,7 @@ class Settings(BaseModel):
     ] = {}
     """`[mcp_servers.NAME]` tables: MCP servers whose tools the model gets (`agentcli.mcp`)."""
     hooks: HooksSection = HooksSection()
+    agents: AgentsSection = AgentsSection()
     # No `Untrusted` mark on these two: a repository's own config must not send your key, or
     # your code, to a server of its choosing.
     provider: Annotated[Provider, Field(strict=False), Env("AGENTCLI_PROVIDER")] = (

@@ -48,6 +48,7 @@ def task_result(
 ) -> TaskResult:
     """The result of a task (`retries`: the repair rounds allowed, None without checks)."""
     runtime = loop.runtime
+    scope = runtime.task
     outcome, report = verified.outcome, verified.report
     reason, error = outcome.reason, outcome.error
     if loop.stopped is not None:
@@ -73,7 +74,9 @@ def task_result(
         stop_reason=loop.stop_reason,
         duration_api_s=loop.api_s,
         tool_calls=[record.summary() for record in runtime.records],
-        permission_denials=list(runtime.denials),
+        # A subagent's denials are the task's too: it asked with the task's permissions.
+        permission_denials=[*runtime.denials, *(scope.denials() if scope else ())],
+        subagents=[record.to_json() for record in scope.subagents] if scope else [],
         error=error,
     )
 

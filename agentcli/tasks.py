@@ -144,6 +144,8 @@ class TaskResult:
     permission_denials: list[dict[str, Any]] = field(default_factory=list)
     hook_blocks: list[dict[str, Any]] = field(default_factory=list)
     """What the task's hooks blocked or stopped, with the hook that did it."""
+    subagents: list[dict[str, Any]] = field(default_factory=list)
+    """One entry per subagent the task ran (`agentcli.task_scope.SubagentRecord`)."""
     error: str | None = None
     model: str | None = None
     stop_reason: str | None = None
@@ -205,6 +207,7 @@ class TaskResult:
             "tool_calls": self.tool_calls,
             "permission_denials": self.permission_denials,
             "hook_blocks": self.hook_blocks,
+            "subagents": self.subagents,
             "compactions": self.compactions,
             "todos": self.todos,
             "commit": None

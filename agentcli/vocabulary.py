@@ -19,6 +19,10 @@ class Risk(enum.StrEnum):
     WRITE = "write"
     EXECUTE = "execute"
     EXTERNAL = "external"
+    DELEGATE = "delegate"
+    """Hands work to a subagent (`agent`): the call does nothing itself, and each call the
+    subagent makes is decided on its own, with at most the delegating task's permissions. A
+    rule may still deny or ask for it; it is allowed, as a read is, in every mode."""
 
 
 @dataclass(frozen=True, slots=True)

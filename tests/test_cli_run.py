@@ -68,6 +68,7 @@ RESULT_KEYS = {
     "hook_blocks",
     "commit",
     "commit_skipped",
+    "subagents",
     "error",
     # Long sessions (issue #28).
     "compactions",

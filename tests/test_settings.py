@@ -248,6 +248,16 @@ UNTRUSTED_TABLE: list[tuple[str, Any, bool]] = [
     # Committing in the user's repository is theirs to ask for; a repository may only say no.
     ("git.commit", True, False),
     ("git.commit", False, True),
+    # Subagents' limits: a repository may lower them, never raise them (cost blow-ups).
+    ("agents.max_concurrent", 2, True),
+    ("agents.max_concurrent", 50, False),
+    ("agents.max_depth", 0, True),
+    ("agents.max_depth", 3, False),
+    ("agents.max_turns", 10, True),
+    ("agents.max_turns", 100, False),
+    ("agents.max_cost_usd", 0.5, True),
+    ("agents.max_wall_s", 60.0, True),
+    ("agents.max_wall_s", 6000.0, False),
     # Prices and request rules: a repository could make a budget meaningless.
     ("models", {"claude-x": {"input": 0.0, "output": 0.0}}, False),
     # An MCP server is a program agentcli starts: a cloned repository must not name one.

@@ -23,7 +23,7 @@ from typing import Any
 from agentcli.confinement import CommandSandbox
 from agentcli.errors import JournalError
 from agentcli.events import EventSink, HookFinished, HookStarted, Notice
-from agentcli.hook_seams import CompactVerdict, Done, HookRun, TaskHooks
+from agentcli.hook_seams import CompactVerdict, Done, HookRun, SubagentLabel, TaskHooks
 from agentcli.hooks.approval import approve as record_approval
 from agentcli.hooks.catalog import Catalog, HookDef
 from agentcli.hooks.matcher import matches
@@ -83,8 +83,8 @@ class HookEngine:
             self._catalog = self._catalog.approved_now()
         return digest
 
-    def for_task(self) -> TaskHooks:
-        return TaskHookRun(self)
+    def for_task(self, agent: SubagentLabel | None = None) -> TaskHooks:
+        return TaskHookRun(self, agent)
 
     def take_session_context(self) -> list[str]:
         """What SessionStart hooks said for the model, once (it goes with the next prompt)."""

@@ -4,7 +4,7 @@ A matcher of `""` or `"*"` matches everything. One made only of letters, digits,
 spaces, `,` and `|` is a list of exact names (`shell|write_file`, `Bash, Edit`); anything else is
 a regular expression searched for anywhere in the name (`Edit.*`, `mcp__memory__.*`). A tool is
 matched by its agentcli name and by the name Claude Code gives the same tool, so matchers written
-for Claude Code (`Bash`, `Write|Edit`) work unchanged.
+for Claude Code (`Bash`, `Write|Edit`, `Task|Agent` for the subagent tool) work unchanged.
 """
 
 from __future__ import annotations
@@ -25,8 +25,14 @@ CLAUDE_CODE_NAMES = {
 """agentcli's tool → Claude Code's name for it (MCP tools are `mcp__SERVER__TOOL` in both)."""
 
 
+OLD_NAMES = {"agent": ("Agent", "Task")}
+"""Tools Claude Code has called by more than one name (its subagent tool was `Task`)."""
+
+
 def subject_names(subject: str) -> tuple[str, ...]:
     """The names `subject` (a tool's name, a source, a trigger) is matched by."""
+    if subject in OLD_NAMES:
+        return (subject, *OLD_NAMES[subject])
     alias = CLAUDE_CODE_NAMES.get(subject)
     return (subject, alias) if alias else (subject,)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agentcli.call_records import ToolCallRecord
-from agentcli.hook_seams import BeforeCall, HookBlock, PromptVerdict, StopVerdict
+from agentcli.hook_seams import BeforeCall, HookBlock, PromptVerdict, StopVerdict, SubagentLabel
 from agentcli.hooks.catalog import HookDef
 from agentcli.hooks.protocol import Reply
 from agentcli.loop_steps import Nudge, Stop
@@ -60,8 +60,10 @@ class Firing(Protocol):
 class TaskHookRun:
     """The hooks of one task (made by `HookEngine.for_task`)."""
 
-    def __init__(self, engine: Firing) -> None:
+    def __init__(self, engine: Firing, agent: SubagentLabel | None = None) -> None:
         self._engine = engine
+        self._agent = agent
+        """The subagent whose child task this is (None: the user's task)."""
         self._blocks: list[HookBlock] = []
         self._notes: list[str] = []
         """What the hooks said for the model since the last batch of results."""
@@ -91,7 +93,7 @@ class TaskHookRun:
     # -- tool calls --------------------------------------------------------------------------
     async def before_call(self, record: ToolCallRecord) -> BeforeCall:
         said = await self._engine.fire(
-            "PreToolUse", record.name, _tool_fields(record), tool_use_id=record.call_id
+            "PreToolUse", record.name, self._tool_fields(record), tool_use_id=record.call_id
         )
         decided: Said | None = None
         updated: Said | None = None
@@ -127,7 +129,7 @@ class TaskHookRun:
     async def after_call(self, record: ToolCallRecord) -> None:
         failed = record.is_error
         event = "PostToolUseFailure" if failed else "PostToolUse"
-        fields = _tool_fields(record)
+        fields = self._tool_fields(record)
         if failed:
             fields["error"] = record.result_text
         else:
@@ -166,9 +168,15 @@ class TaskHookRun:
         text = "\n\n".join(one.reply.reason or "(no reason given)" for one in reasons)
         return StopVerdict(again=self._blocked(first.block("Stop", text)))
 
-
-def _tool_fields(record: ToolCallRecord) -> dict[str, object]:
-    return {"tool_name": record.name, "tool_input": record.input, "tool_use_id": record.call_id}
+    def _tool_fields(self, record: ToolCallRecord) -> dict[str, object]:
+        fields: dict[str, object] = {
+            "tool_name": record.name,
+            "tool_input": record.input,
+            "tool_use_id": record.call_id,
+        }
+        if self._agent is not None:  # a subagent's call, as Claude Code tells its hooks
+            fields.update(agent_id=self._agent.agent_id, agent_type=self._agent.agent_type)
+        return fields
 
 
 def _on_call(block: HookBlock, record: ToolCallRecord) -> HookBlock:

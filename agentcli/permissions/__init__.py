@@ -90,6 +90,11 @@ class PermissionPolicy(Protocol):
         """The files a search (grep, glob) under `root` must leave out of its results, once
         the search itself is allowed (see `agentcli.permissions.screen`)."""
 
+    def for_mode(self, mode: PermissionMode) -> PermissionPolicy:
+        """This policy deciding in `mode` (a subagent's narrower mode): the same rules, the
+        same sandbox."""
+        ...
+
 
 class Prompter(Protocol):
     async def ask(self, request: PermissionRequest) -> PromptAnswer: ...

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agentcli.errors import UsageError
 from agentcli.permissions import Decision, PermissionMode, Verdict, suggested_rule
@@ -22,7 +22,7 @@ class ModePolicy:
 
     def decide(self, risk: Risk, target: PermissionTarget) -> Verdict:
         rule = suggested_rule(target)
-        if self.mode is PermissionMode.YOLO or risk is Risk.READ:
+        if self.mode is PermissionMode.YOLO or risk in (Risk.READ, Risk.DELEGATE):
             return Verdict(Decision.ALLOW, f"{risk.value} is allowed in {self.mode.value} mode")
         if self.mode is PermissionMode.READ_ONLY:
             return Verdict(Decision.DENY, "read-only mode denies every write and command")
@@ -52,6 +52,9 @@ class ModePolicy:
 
     def take_notices(self) -> list[str]:
         return []
+
+    def for_mode(self, mode: PermissionMode) -> ModePolicy:
+        return replace(self, mode=mode)
 
     def search_screen(self, root: str) -> SearchScreen:
         return SearchScreen()  # no rules, so every read is allowed

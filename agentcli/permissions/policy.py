@@ -28,7 +28,7 @@ deny rule covers, and those of ask rules unless the search itself was asked abou
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentcli.confinement import READ_ONLY, UNCONFINED, WORKSPACE_WRITE, Confinement
@@ -56,6 +56,8 @@ from agentcli.permissions.suggest import command_rule, path_rule
 from agentcli.vocabulary import PermissionTarget, Risk
 
 YOLO_HINT = "only --permission-mode yolo runs it without asking"
+_LIKE_READS = frozenset({Risk.READ, Risk.DELEGATE})
+"""Risks allowed, unless a rule says otherwise, in every mode (read-only too)."""
 OUT_OF_SCOPE = "it may read outside the workspace"
 
 
@@ -124,6 +126,11 @@ class RulePolicy:
     def rules_view(self) -> RulesView:
         return self.rules.view()
 
+    def for_mode(self, mode: PermissionMode) -> RulePolicy:
+        """This policy deciding in `mode`: the same rules (one set: what is granted in one is
+        granted in both), sandbox and protected paths."""
+        return replace(self, mode=mode, notices=[], _groups={})
+
     def add_rule(self, kind: RuleKind, text: str, source: str = "session") -> None:
         self.rules.add(kind, [text], source, granted=True)
 
@@ -155,7 +162,7 @@ class RulePolicy:
         denied = self.rules.first(RuleKind.DENY, rule_class, subject)
         if denied:
             return _deny(f"denied by the rule {denied.text} (from {denied.source})")
-        if self.mode is PermissionMode.READ_ONLY and risk is not Risk.READ:
+        if self.mode is PermissionMode.READ_ONLY and risk not in _LIKE_READS:
             return _deny(f"read-only mode allows no {risk.value} actions")
         if self.mode is PermissionMode.YOLO:
             return _allow("yolo mode")
@@ -183,6 +190,8 @@ class RulePolicy:
             return _allow(f"allowed by the rule {allowed.text}")
         if risk is Risk.READ:
             return _allow("reads are allowed")
+        if risk is Risk.DELEGATE:
+            return _allow("delegating is allowed: each of the subagent's calls asks on its own")
         if risk is Risk.WRITE and self.mode in (PermissionMode.ACCEPT_EDITS, PermissionMode.AUTO):
             return _allow(f"workspace writes are allowed in {self.mode.value} mode")
         return Verdict(

@@ -9,7 +9,8 @@ match a simple command's words joined by single spaces; `*` matches anything, an
 (`mytool`, `mytool(*)`) matches every call of that tool; the built-in file tools' names stand
 for their class (`write_file`, `edit_file`: `write`; `read_file`: `read`), and `grep`/`glob`
 are refused as rules (searches are governed by `read` rules); `mcp__SERVER__*` (or `mcp__SERVER`, as
-Claude Code writes it) matches every tool of an MCP server.
+Claude Code writes it) matches every tool of an MCP server; `agent` (also `Agent`, `Task`)
+is the subagent tool, and `agent(explore)` one type of subagent.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ _ALIASES = {
     "write_file": "write",
     "edit_file": "write",
     "read_file": "read",
+    # The subagent tool, by the names Claude Code gave it (`Agent`, formerly `Task`):
+    # `agent(explore)` / `Task(Explore)` name one type of subagent.
+    "agent": "agent",
+    "task": "agent",
 }
 _SEARCH_TOOLS = frozenset({"grep", "glob"})
 """Searches are reads: governed by `read(...)` rules, never by a rule of their own."""
@@ -112,6 +117,8 @@ def parse_rule(text: str, source: str) -> Rule:
         )
     rule_class = lower if lower in BUILTIN_CLASSES else _ALIASES.get(lower, name)
     pattern = " ".join(match.group(2).split()) if match.group(2) is not None else "*"
+    if rule_class == "agent":
+        pattern = pattern.lower()  # subagent types are lowercase (`Task(Explore)`: explore)
     if rule_class in PATH_CLASSES:
         pattern = pattern.removeprefix("./")
         if pattern.endswith("/"):

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.acceptance import AcceptanceSettings, resolve_commands
+from agentcli.agents import AgentTool
+from agentcli.agents import discover as discover_agents
 from agentcli.catalogue import ModelSpec, choice_notices
 from agentcli.context import ContextSettings, ContextView
 from agentcli.context.compaction import CompactionSettings
@@ -26,7 +28,7 @@ from agentcli.errors import UsageError
 from agentcli.events import EventSink, Notice
 from agentcli.hooks import HookEngine, NotifyingPrompter, SessionFacts, session_hooks
 from agentcli.hooks.compaction import CompactionHooks
-from agentcli.instructions import load_instructions, system_prompt
+from agentcli.instructions import Instructions, load_instructions, system_prompt
 from agentcli.loop import LoopSettings
 from agentcli.mcp.config import configured_servers
 from agentcli.mcp.session import problem_reporter, start_servers
@@ -43,7 +45,12 @@ from agentcli.session.openai_model import openai_notices, recorded_base_url, ses
 from agentcli.session.opening import OpenedSession, find_resumed, open_session
 from agentcli.session.options import SessionOptions
 from agentcli.session.records import messages_so_far
-from agentcli.session.skills import session_skills, with_skill_dirs, with_skills
+from agentcli.session.skills import (
+    SessionSkills,
+    session_skills,
+    with_skill_dirs,
+    with_skills,
+)
 from agentcli.settings import Settings
 from agentcli.skills.pinned import skill_pins
 from agentcli.store.db import connect
@@ -302,11 +309,18 @@ def _build(
             system_prompt(workspace, instructions=load_instructions(workspace)), skills
         ),
     )
+    agents = _agent_tool(settings, workspace, instructions, skills, model_factory, say)
     manager = ConversationManager(
         session_id=session.session_id,
         messages=session.messages,
         model=model,
-        tools=[*builtin_tools(), *own_tools, *mcp.tools(), *skills.tools],
+        tools=[
+            *builtin_tools(),
+            *own_tools,
+            *([agents] if agents else []),
+            *mcp.tools(),
+            *skills.tools,
+        ],
         tool_context=ToolContext(
             workspace=workspace,
             data_dir=data_home() / "sessions" / session.session_id,
@@ -344,7 +358,34 @@ def _build(
     _bind_hooks(hooks, manager)
     manager.observe_compaction(CompactionHooks(hooks))  # PreCompact; SessionStart `compact`
     manager.add_pins(lambda: skill_pins(manager.messages))  # skills used: re-sent after one
+    if agents is not None:
+        agents.bind(manager)
     return SessionParts(manager, model_factory, skills.catalog)
+
+
+def _agent_tool(
+    settings: Settings,
+    workspace: Path,
+    instructions: Instructions,
+    skills: SessionSkills,
+    models: ModelFactory,
+    say: Callable[[str], None],
+) -> AgentTool | None:
+    """The `agent` tool with the session's subagent types (None: `[agents] max_depth = 0`);
+    what was left out of their definitions is said once."""
+    if settings.agents.max_depth < 1:
+        return None
+    catalog = discover_agents(workspace)
+    for notice in catalog.notices:
+        say(notice)
+    return AgentTool(
+        catalog=catalog,
+        limits=settings.agents,
+        models=models,
+        system=lambda role: with_skills(
+            system_prompt(workspace, instructions=instructions, role=role), skills
+        ),
+    )
 
 
 def _hooks_sandbox_problem(permissions: SessionPermissions) -> str | None:

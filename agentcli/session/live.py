@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from agentcli.acceptance import AcceptanceReport, AcceptanceSettings
+from agentcli.agents import agent_tool_of
+from agentcli.agents.listing import agent_lines
 from agentcli.catalogue import Effort
 from agentcli.compaction_record import CompactionRecord
 from agentcli.context.compaction import CompactionObserver, CompactionOutcome
@@ -50,6 +52,7 @@ from agentcli.permissions.setup import build_permissions
 from agentcli.session.clients import ModelFactory
 from agentcli.session.opening import find_resumed, open_session
 from agentcli.session.options import SessionOptions
+from agentcli.session.records import subagent_messages
 from agentcli.settings import Settings
 from agentcli.skills import Catalog, Invocation
 from agentcli.skills.expand import expanded_pieces, joined, wrapped
@@ -221,6 +224,16 @@ class LiveSession:
         """The session's hooks, where each comes from and whether it runs (`/hooks`)."""
         hooks = self._manager.hooks
         return hook_lines(hooks.catalog) if isinstance(hooks, HookEngine) else []
+
+    def agent_lines(self) -> list[str]:
+        """The subagent types (where each is defined, its tools, model and mode), what was
+        left out of their definitions, and the subagents running now (`/agents`)."""
+        return agent_lines(agent_tool_of(self._manager.tools))
+
+    def subagent_messages(self, call_id: str) -> list[Message]:
+        """The history of the subagent the `agent` call `call_id` ran (its calls and what each
+        returned: what the REPL shows of it in full)."""
+        return subagent_messages(self.session_id, call_id)
 
     def approve_hooks(self) -> list[str]:
         """Approve the repository's current set of hooks (`/hooks approve`: a person typed

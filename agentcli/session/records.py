@@ -9,22 +9,28 @@ live process uses it (and may be changing those very files), undo is refused at 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentcli.compaction_record import CompactionRecord
 from agentcli.errors import UsageError
+from agentcli.messages import Message
 from agentcli.store import queries
 from agentcli.store.db import JOURNAL_FILE, connect, journal_error, journal_path
 from agentcli.store.lock import SessionLock
-from agentcli.store.queries import CallRow, SessionRow, TaskRow
+from agentcli.store.queries import CallRow, ChildTaskRow, SessionRow, TaskRow
 
 if TYPE_CHECKING:
     from agentcli.owngit import RepoDecision
     from agentcli.undo import UndoResult
 
-__all__ = ["CallRow", "SessionRow", "TaskRow"]  # re-exported: what these functions return
+__all__ = [
+    "CallRow",
+    "ChildTaskRow",
+    "SessionRow",
+    "TaskRow",
+]  # re-exported: what these functions return
 
 
 def journal_failure(exc: BaseException) -> BaseException:
@@ -86,17 +92,24 @@ class Transcript:
     calls: list[CallRow]
     compactions: list[CompactionRecord]
     """Each compaction of what the model was sent (the messages themselves are all above)."""
+    subagents: list[ChildTaskRow] = field(default_factory=list)
+    """The subagents' child tasks, oldest first."""
+    subagent_messages: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Each child task's own history, in wire form, by its id."""
 
 
 def transcript(session_id: str) -> Transcript:
     conn = connect()
     row = find(session_id, conn)
+    children = queries.load_child_tasks(conn, row.id)
     return Transcript(
         session=row,
         messages=queries.message_rows(conn, row.id),
         tasks=queries.load_tasks(conn, row.id),
         calls=queries.load_calls(conn, row.id),
         compactions=queries.load_compactions(conn, row.id),
+        subagents=children,
+        subagent_messages={c.id: queries.child_message_rows(conn, c.id) for c in children},
     )
 
 
@@ -106,6 +119,22 @@ def messages_so_far(session_id: str) -> list[dict[str, Any]]:
     conn = connect()
     try:
         return queries.message_rows(conn, session_id)
+    finally:
+        conn.close()
+
+
+def subagent_messages(session_id: str, call_id: str) -> list[Message]:
+    """The history of the subagent the `agent` call `call_id` ran (empty: none ran)."""
+    conn = connect()
+    try:
+        children = [
+            c for c in queries.load_child_tasks(conn, session_id) if c.parent_call_id == call_id
+        ]
+        return [
+            Message.from_wire({"role": row["role"], "content": row["content"]})
+            for child in children
+            for row in queries.child_message_rows(conn, child.id)
+        ]
     finally:
         conn.close()
 
@@ -134,6 +163,14 @@ def export(session_id: str) -> dict[str, Any]:
             for c in recorded.calls
         ],
         "compactions": [record.to_json() for record in recorded.compactions],
+        "subagents": [
+            {
+                **_fields(child),
+                "usage": child.usage.as_dict(),
+                "messages": recorded.subagent_messages.get(child.id, []),
+            }
+            for child in recorded.subagents
+        ],
     }
 
 

@@ -20,6 +20,7 @@ from agentcli.compaction_record import CompactionRecord
 from agentcli.hook_seams import HookRun
 from agentcli.messages import Message
 from agentcli.store.ledger import MemoryLedger, OperationLedger
+from agentcli.task_scope import SubagentStart
 from agentcli.tasks import CommandOrigin, TaskResult
 from agentcli.usage import SessionTotals, Usage
 
@@ -66,6 +67,11 @@ class Journal(Protocol):
         """Record one run of one hook (in the task running now, if any)."""
         ...
 
+    def child(self, start: SubagentStart) -> Journal:
+        """Record a subagent's child task as started, under its parent task, and return the
+        journal of its own history and calls (its `task_finished` records how it ended)."""
+        ...
+
     def compaction_recorded(self, record: CompactionRecord) -> None:
         """Durably record a compaction (all of it or nothing) before the view uses it."""
         ...
@@ -86,6 +92,8 @@ class MemoryJournal:
     settings: dict[str, Any] = field(default_factory=dict)
     hook_runs: list[HookRun] = field(default_factory=list)
     compactions: list[CompactionRecord] = field(default_factory=list)
+    children: dict[str, tuple[SubagentStart, MemoryJournal]] = field(default_factory=dict)
+    """Each subagent's child task: how it started, and its own journal."""
     released: bool = False
 
     def call_proposed(self, record: ToolCallRecord) -> None:
@@ -135,6 +143,12 @@ class MemoryJournal:
 
     def hook_ran(self, run: HookRun) -> None:
         self.hook_runs.append(run)
+
+    def child(self, start: SubagentStart) -> MemoryJournal:
+        journal = MemoryJournal(operations=self.operations)
+        journal.task_started(start.task_id, start.prompt)
+        self.children[start.task_id] = (start, journal)
+        return journal
 
     def compaction_recorded(self, record: CompactionRecord) -> None:
         self.compactions.append(record)

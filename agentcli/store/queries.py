@@ -262,6 +262,79 @@ def load_calls(
     return [_call(row) for row in rows]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChildTaskRow:
+    """A subagent's child task (`store.sqlite.ChildJournal`)."""
+
+    id: str
+    parent_task_id: str
+    parent_call_id: str
+    agent_type: str
+    description: str
+    prompt: str
+    model: str
+    state: str
+    reason: str | None
+    error: str | None
+    final_text: str | None
+    turns: int
+    usage: Usage
+    cost_usd: float | None
+    started_at: float
+    ended_at: float | None
+
+
+def load_child_tasks(conn: sqlite3.Connection, session_id: str) -> list[ChildTaskRow]:
+    """The session's subagent child tasks, oldest first."""
+    rows = conn.execute(
+        "SELECT * FROM child_tasks WHERE session_id = ? ORDER BY started_at, id", (session_id,)
+    )
+    return [
+        ChildTaskRow(
+            id=row["id"],
+            parent_task_id=row["parent_task_id"],
+            parent_call_id=row["parent_call_id"],
+            agent_type=row["agent_type"],
+            description=from_db(row["description"]),
+            prompt=from_db(row["prompt"]),
+            model=row["model"],
+            state=row["state"],
+            reason=row["reason"],
+            error=row["error"],
+            final_text=row["final_text"],
+            turns=row["turns"],
+            usage=_usage(row["usage"]),
+            cost_usd=row["cost_usd"],
+            started_at=row["started_at"],
+            ended_at=row["ended_at"],
+        )
+        for row in rows
+    ]
+
+
+def child_message_rows(conn: sqlite3.Connection, task_id: str) -> list[dict[str, Any]]:
+    """A child task's messages in wire form, in order (for show and export)."""
+    rows = conn.execute(
+        "SELECT seq, role, content, created_at FROM child_messages WHERE task_id = ? ORDER BY seq",
+        (task_id,),
+    )
+    return [
+        {
+            "seq": r["seq"],
+            "task_id": task_id,
+            "created_at": r["created_at"],
+            "role": r["role"],
+            "content": json.loads(r["content"]),
+        }
+        for r in rows
+    ]
+
+
+def _usage(raw: str | None) -> Usage:
+    counts = json.loads(raw) if raw else {}
+    return Usage(**{k: int(v) for k, v in counts.items() if k in USAGE_FIELDS})
+
+
 def load_compactions(conn: sqlite3.Connection, session_id: str) -> list[CompactionRecord]:
     """The session's compactions, oldest first (the last one is the one in force)."""
     rows = conn.execute(

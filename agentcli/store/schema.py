@@ -205,6 +205,44 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE tasks ADD COLUMN command TEXT
         """,
     ),
+    (
+        "subagents' child tasks",
+        # A subagent's run (`agentcli.agents`) is a child task of the task whose `agent` call
+        # started it (`parent_call_id`), with a history of its own: kept apart from the
+        # session's tasks and messages, which its parent's already count and hold. Its tool
+        # calls are in `tool_calls` under its own task id (recovery resolves them as any).
+        """
+        CREATE TABLE child_tasks (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            parent_task_id TEXT NOT NULL,
+            parent_call_id TEXT NOT NULL,
+            agent_type TEXT NOT NULL,
+            description TEXT NOT NULL,
+            prompt TEXT NOT NULL,
+            model TEXT NOT NULL,
+            state TEXT NOT NULL,
+            reason TEXT,
+            error TEXT,
+            final_text TEXT,
+            turns INTEGER NOT NULL DEFAULT 0,
+            usage TEXT,
+            cost_usd REAL,
+            started_at REAL NOT NULL,
+            ended_at REAL
+        );
+        CREATE INDEX child_tasks_by_parent ON child_tasks (session_id, parent_task_id);
+        CREATE TABLE child_messages (
+            task_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT NOT NULL,
+            producer TEXT,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (task_id, seq)
+        )
+        """,
+    ),
 )
 
 

@@ -10,6 +10,14 @@ off the event loop, before it lets a task's first change start.
 
 A journal opened for use keeps the session's lock (`store.lock`) until `release()`. A workspace
 path or prompt that is not valid UTF-8 is stored as its bytes (`fsnames.to_db`).
+
+A subagent's child task gets a `ChildJournal` (`child()`): its row in `child_tasks` (who started
+it: the parent task and its `agent` call; what it is; how it ended) and its messages in
+`child_messages`, apart from the session's own tasks and messages (the session's history is the
+parent's, which a resume continues; the parent task's usage already counts the child's). Its
+tool calls go to `tool_calls` like every call, under the child's task id and through the same
+write-ahead path, so a crash in one is resolved on resume like any other, never re-run. It
+shares the session journal's connection and lock: children run concurrently with each other.
 """
 
 from __future__ import annotations
@@ -33,7 +41,9 @@ from agentcli.store.db import connect, transaction
 from agentcli.store.faults import crash_point
 from agentcli.store.ledger import SqliteLedger
 from agentcli.store.lock import SessionLock
+from agentcli.task_scope import SubagentStart
 from agentcli.tasks import CommandOrigin, TaskResult
+from agentcli.terminal_reason import TerminalReason
 from agentcli.usage import SessionTotals
 
 
@@ -310,3 +320,87 @@ class SqliteJournal:
                 "UPDATE sessions SET updated_at = ? WHERE id = ?", (time.time(), self.session_id)
             )
         crash_point("after_record", "compaction")
+
+    def child(self, start: SubagentStart) -> ChildJournal:
+        return ChildJournal(self, start)
+
+
+class ChildJournal(SqliteJournal):
+    """The journal a subagent's loop and tool runtime write to (see the module docstring)."""
+
+    def __init__(self, parent: SqliteJournal, start: SubagentStart) -> None:
+        super().__init__(parent.conn, parent.session_id)
+        self._lock = parent._lock
+        self.operations = parent.operations
+        self.task_id = start.task_id
+        self._start = start
+        self._next_seq = 0
+        with self._lock:
+            self.conn.execute(
+                "INSERT INTO child_tasks (id, session_id, parent_task_id, parent_call_id, "
+                "agent_type, description, prompt, model, state, started_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+                (
+                    start.task_id,
+                    self.session_id,
+                    start.parent_task_id,
+                    start.parent_call_id,
+                    start.agent_type,
+                    to_db(start.description),
+                    to_db(start.prompt),
+                    start.model,
+                    time.time(),
+                ),
+            )
+
+    def message_appended(self, message: Message) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO child_messages (task_id, seq, role, content, producer, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    self._start.task_id,
+                    self._next_seq,
+                    message.role,
+                    json.dumps(message.to_wire()["content"]),
+                    json.dumps(message.producer.to_json()) if message.producer else None,
+                    time.time(),
+                ),
+            )
+            self._next_seq += 1
+
+    def task_started(
+        self,
+        task_id: str,
+        prompt: str,
+        criteria: Sequence[str] = (),
+        command: CommandOrigin | None = None,
+    ) -> None:
+        """Recorded when the journal was made (a child task has no acceptance criteria)."""
+
+    def task_finished(self, result: TaskResult) -> None:
+        # A child task has no checks of its own (its parent's verify its work): one that ran
+        # to its end is `completed`, not `unverified`.
+        done = result.reason is TerminalReason.COMPLETED
+        with self._lock:
+            self.conn.execute(
+                "UPDATE child_tasks SET state = ?, reason = ?, error = ?, final_text = ?, "
+                "turns = ?, usage = ?, cost_usd = ?, ended_at = ? WHERE id = ?",
+                (
+                    "completed" if done else result.state.value,
+                    result.reason.value,
+                    result.error,
+                    result.final_text,
+                    result.turns,
+                    json.dumps(result.usage.as_dict()),
+                    result.cost_usd,
+                    time.time(),
+                    self._start.task_id,
+                ),
+            )
+
+    def record_settings(self, **changes: Any) -> None:
+        """A child task has no settings of its own: the session's are its parent's."""
+
+    def release(self) -> None:
+        """The session's lock is the session journal's to release."""

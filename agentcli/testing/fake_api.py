@@ -1,8 +1,10 @@
 """A fake Anthropic Messages API on 127.0.0.1 that speaks the real wire protocol.
 
 It serves scripted responses in order (SSE streams with real framing, JSON errors, raw recorded
-bodies, streams cut mid-way), records every request, and checks each request for tool_use /
-tool_result pairing. Point the real SDK (or the real `agentcli` binary) at `server.base_url`.
+bodies, streams cut mid-way), or chosen by each request's shape (`answer_by`: a subagent's
+request by its system prompt, say), records every request, and checks each request for
+tool_use / tool_result pairing. Point the real SDK (or the real `agentcli` binary) at
+`server.base_url`.
 
     with FakeMessagesServer() as server:
         server.push(stream_message([text("hi")]))

@@ -32,6 +32,10 @@ class ScriptedServer(Generic[R]):
         responder: Callable[[RecordedRequest], R | None] | None = None,
     ) -> None:
         self._script: list[R] = []
+        self.route: Callable[[RecordedRequest], R | None] | None = None
+        """Answers each request by its shape, before the script (None: take the script's
+        next). Called outside the server's lock, in the request's own thread: it may wait for
+        other requests (to prove they are in flight together)."""
         self._lock = threading.Lock()
         self.responder = responder
         """Answers a request the script has no response left for (None: none), from what the
@@ -56,6 +60,11 @@ class ScriptedServer(Generic[R]):
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}{self.path_prefix}"
 
+    def answer_by(self, route: Callable[[RecordedRequest], R | None]) -> None:
+        """Answer each request with `route(request)` (its shape decides: a subagent's by its
+        system prompt, say); None falls back to the script."""
+        self.route = route
+
     def push(self, *responses: R) -> None:
         with self._lock:
             self._script.extend(responses)
@@ -77,6 +86,11 @@ class ScriptedServer(Generic[R]):
             answer = first() if first is not None else None
             if answer is not None:
                 return answer
+            route = self.route
+        routed = route(request) if route is not None else None
+        if routed is not None:
+            return routed
+        with self._lock:
             if self._script:
                 return self._script.pop(0)
             responder = self.responder

@@ -26,6 +26,7 @@ from agentcli.vocabulary import PermissionTarget, Risk
 
 if TYPE_CHECKING:
     from agentcli.permissions import PermissionPolicy
+    from agentcli.task_scope import TaskScope
 
 __all__ = ["CommandSandbox", "PermissionTarget", "Risk"]  # re-exported: part of the tool API
 
@@ -127,6 +128,11 @@ class ToolContext:
     policy: PermissionPolicy | None = None
     """The session's permission policy (the ToolRuntime sets it): the search tools ask it which
     files to leave out of their results (`read(...)` deny and ask rules)."""
+    call_id: str = ""
+    """The call this context was made for (the runtime sets it on the call's own copy)."""
+    task: TaskScope | None = None
+    """The task the call runs in (the runtime sets it): what a tool acting on the task's behalf,
+    the `agent` tool, needs of it. None outside a task."""
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:

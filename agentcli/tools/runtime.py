@@ -32,6 +32,7 @@ from agentcli.messages import ToolUseBlock
 from agentcli.model import ToolSpec
 from agentcli.permissions import PermissionPolicy, Prompter
 from agentcli.store import Journal
+from agentcli.task_scope import TaskScope
 from agentcli.terminal_reason import TerminalReason
 from agentcli.tools.base import PermissionTarget, Resources, Risk, Tool, ToolContext, ToolInput
 from agentcli.tools.once import call_once
@@ -43,6 +44,10 @@ AfterChange = Callable[[], Awaitable[None]]
 BeforeChange = Callable[[ToolCallRecord, PreState | None], Awaitable[AfterChange | None]]
 """Awaited before a call that may change something starts, with its record and pre-state; what
 it returns is awaited when the call has ended."""
+
+
+_CHANGES_NOTHING = frozenset({"", Risk.READ.value, Risk.DELEGATE.value})
+"""Risks of calls that change nothing themselves (a subagent's own calls are each bracketed)."""
 
 
 @dataclass(slots=True)
@@ -87,6 +92,8 @@ class ToolRuntime:
         """The task's PreToolUse / PostToolUse hooks (`agentcli.hook_seams`)."""
         self.records: list[ToolCallRecord] = []
         self.denials: list[dict[str, Any]] = []
+        self.task: TaskScope | None = None
+        """The task the calls run in (the conversation sets it): each call's context has it."""
         self._specs: list[ToolSpec] | None = None
 
     def specs(self) -> list[ToolSpec]:
@@ -219,8 +226,12 @@ class ToolRuntime:
                 summary=permission.reason,
             )
             return None
-        confinement = permission.confinement
-        ctx = replace(self.ctx, confinement=confinement) if confinement else self.ctx
+        ctx = replace(
+            self.ctx,
+            confinement=permission.confinement or self.ctx.confinement,
+            call_id=record.call_id,
+            task=self.task,
+        )
         return _Ready(record=record, tool=tool, args=args, resources=resources, ctx=ctx)
 
     def _hook_input(
@@ -308,7 +319,7 @@ class ToolRuntime:
             )
             return
         after: AfterChange | None = None
-        if self.before_change is not None and record.risk not in ("", Risk.READ.value):
+        if self.before_change is not None and record.risk not in _CHANGES_NOTHING:
             after = await self.before_change(record, pre_state)
         try:
             await self._run(item, pre_state)

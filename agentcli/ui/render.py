@@ -31,6 +31,9 @@ from agentcli.events import (
     Notice,
     PermissionDecided,
     RepairRound,
+    SubagentEvent,
+    SubagentFinished,
+    SubagentStarted,
     TextDelta,
     ThinkingDelta,
     TodoUpdated,
@@ -68,9 +71,9 @@ def _text(*parts: tuple[str, str]) -> Text:
 
 
 def _target(inp: dict[str, Any]) -> str:
-    """What a call is about, on one line: its path, command or pattern, else (an MCP tool's
-    own arguments) its input as compact JSON."""
-    for key in ("path", "command", "pattern"):
+    """What a call is about, on one line: its path, command or pattern (a subagent's job: its
+    description), else (an MCP tool's own arguments) its input as compact JSON."""
+    for key in ("path", "command", "pattern", "description"):
         value = inp.get(key)
         if isinstance(value, str):
             return one_line(value, 80)
@@ -124,6 +127,11 @@ class TextProgress:
             self.console.print(line)
 
     def _line(self, event: Event) -> Text | None:
+        if isinstance(event, SubagentStarted | SubagentFinished | SubagentEvent):
+            return subagent_line(event, self._denials)
+        return self._own_line(event)
+
+    def _own_line(self, event: Event) -> Text | None:
         if isinstance(event, ToolCallProposed | ToolCallStarted):
             self._inputs[event.call_id] = event.input
             return None
@@ -187,6 +195,39 @@ def _long_session_line(event: Event) -> Text | None:
         )
     if isinstance(event, CompactionFinished) and event.error is None:
         return _text(("compacted", "cyan"), (f" {compaction_text(event)}", ""))
+    return None
+
+
+def subagent_line(
+    event: SubagentStarted | SubagentFinished | SubagentEvent, denials: dict[str, str]
+) -> Text | None:
+    """A subagent's lines in text progress: when it starts, its warnings and denied calls,
+    and how it ended with what it spent (its other calls stay collapsed)."""
+    if isinstance(event, SubagentStarted):
+        return _text(("⤷ ", "cyan"), (f"{event.agent}: {one_line(event.description, 80)}", ""))
+    if isinstance(event, SubagentFinished):
+        mark = ("⤶ ", "green") if event.reason == "completed" else ("⤶ ", "yellow")
+        how = event.reason if event.reason == "completed" else f"stopped: {event.reason}"
+        cost = "cost unknown" if event.cost_usd is None else f"${event.cost_usd:.4f}"
+        return _text(
+            mark,
+            (f"{event.agent}: {one_line(event.description, 80)} · {how}", ""),
+            (
+                f" · {plural(event.turns, 'turn')} · {plural(event.tool_calls, 'tool call')}"
+                f" · {event.usage.total_tokens} tokens · {cost}",
+                "dim",
+            ),
+        )
+    inner, label = event.innermost, f"[{event.agent}] "
+    if isinstance(inner, PermissionDecided) and inner.decision == "deny":
+        denials[inner.call_id] = inner.reason
+    elif isinstance(inner, ToolCallFinished) and inner.status == "denied":
+        why = denials.pop(inner.call_id, "") or inner.summary
+        return _text(
+            (f"  {label}⊘", "yellow"), (f" {inner.name}", ""), (f" · denied: {why}", "yellow")
+        )
+    elif isinstance(inner, Notice) and inner.level != "info":
+        return _text((f"  {label}{inner.message}", "yellow"))
     return None
 
 

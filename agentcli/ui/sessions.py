@@ -77,6 +77,7 @@ def sessions_show(session_id: str, out: TextIO | None = None) -> int:
             f"  created {_when(row.created_at)}, updated {_when(row.updated_at)}\n"
         )
     )
+    nested = _Nested(recorded, calls)
     current_task = None
     marks = {record.point: record for record in recorded.compactions}
     for message in recorded.messages:
@@ -90,9 +91,35 @@ def sessions_show(session_id: str, out: TextIO | None = None) -> int:
             if task.undone_at is not None:
                 verdict += f", undone {_when(task.undone_at)}"
             out.write(f"\n== task {task.id} [{verdict}]\n")
-        for line in _message_lines(message["role"], message["content"], calls):
+        for line in _message_lines(message["role"], message["content"], calls, nested):
             out.write(visible(line) + "\n")  # the model's words, tool inputs and outputs
     return 0
+
+
+class _Nested:
+    """The subagents of a session's `agent` calls, shown under each call, indented."""
+
+    def __init__(self, recorded: records.Transcript, calls: dict[str, Any]) -> None:
+        self.children: dict[str, list[records.ChildTaskRow]] = {}
+        for child in recorded.subagents:
+            self.children.setdefault(child.parent_call_id, []).append(child)
+        self.messages = recorded.subagent_messages
+        self.calls = calls
+
+    def lines(self, call_id: str) -> list[str]:
+        lines = []
+        for child in self.children.get(call_id, []):
+            verdict = child.state + (f" ({child.reason})" if child.reason else "")
+            cost = "cost unknown" if child.cost_usd is None else f"${child.cost_usd:.4f}"
+            lines.append(
+                f"     == subagent {child.agent_type} {child.id} [{verdict}] "
+                f"{_short(child.description, 80)} · {_count(child.turns, 'turn')} · "
+                f"{child.usage.total_tokens} tokens · {cost} · {child.model}"
+            )
+            for message in self.messages.get(child.id, []):
+                own = _message_lines(message["role"], message["content"], self.calls, self)
+                lines += ["     " + line for line in own]
+        return lines
 
 
 def _indented(text: str, first: str, limit: int) -> list[str]:
@@ -116,7 +143,9 @@ def _compaction_mark(record: CompactionRecord) -> str:
     )
 
 
-def _message_lines(role: str, blocks: Sequence[Any], calls: dict[str, Any]) -> list[str]:
+def _message_lines(
+    role: str, blocks: Sequence[Any], calls: dict[str, Any], nested: _Nested | None = None
+) -> list[str]:
     lines = []
     for block in blocks:
         kind = block.get("type")
@@ -129,6 +158,8 @@ def _message_lines(role: str, blocks: Sequence[Any], calls: dict[str, Any]) -> l
                 status += ", replayed"
             arguments = _short(json.dumps(block.get("input", {}), ensure_ascii=False), 160)
             lines.append(f"  -> {block.get('name')} {arguments} [{status}]")
+            if nested is not None:  # a subagent's own history, under its `agent` call
+                lines += nested.lines(str(block.get("id")))
         elif kind == "tool_result":
             content = block.get("content")
             text = content if isinstance(content, str) else json.dumps(content)

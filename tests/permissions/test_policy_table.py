@@ -61,6 +61,8 @@ CALLS = {
     ),
     "external tool": Call(Risk.EXTERNAL, "web_fetch", "*", "web_fetch", "web_fetch(*)"),
     "execute tool": Call(Risk.EXECUTE, "notebook_run", "*", "notebook_run(*)", "notebook_run"),
+    # The subagent tool: its subject is the subagent's type; Claude Code's names for it work.
+    "delegate": Call(Risk.DELEGATE, "agent", "explore", "Task(Explore)", "Agent"),
 }
 
 #               no rule   allow     allow all  ask       deny
@@ -79,6 +81,7 @@ TABLE = {
     "shell network": ("??d?a", "aadaa", "aadaa", "??d?a", "ddddd"),
     "external tool": ("??d?a", "aadaa", "aadaa", "??d?a", "ddddd"),
     "execute tool": ("??d?a", "aadaa", "aadaa", "??d?a", "ddddd"),
+    "delegate": ("aaaaa", "aaaaa", "aaaaa", "????a", "ddddd"),
 }
 RULE_KINDS = ("none", "allow", "allow all", "ask", "deny")
 

@@ -32,7 +32,8 @@ def test_run_offers_and_executes_the_builtin_tools(workspace: Path) -> None:
         first, second = server.requests[0].body, server.requests[1].body
     assert proc.returncode == 0, proc.stderr
     offered = [tool["name"] for tool in first["tools"]]
-    # The built-in tools, then the todo list's (offered by default: `[tools] todo`).
+    # The built-in tools, the todo list's (offered by default: `[tools] todo`), then the
+    # subagent tool (`agentcli.agents`).
     assert offered == [
         "read_file",
         "write_file",
@@ -41,6 +42,7 @@ def test_run_offers_and_executes_the_builtin_tools(workspace: Path) -> None:
         "grep",
         "shell",
         "todo_write",
+        "agent",
     ]
     data = json.loads(proc.stdout)
     statuses = {call["id"]: (call["status"], call["is_error"]) for call in data["tool_calls"]}

@@ -35,6 +35,7 @@ class ShowLatestCall(Exception):
 
 @dataclass(frozen=True, slots=True)
 class LoggedCall:
+    id: str
     name: str
     input: dict[str, Any]
     output: str | None
@@ -56,6 +57,7 @@ def logged_calls(messages: list[Any]) -> list[LoggedCall]:
         result = results.get(use.id)
         calls.append(
             LoggedCall(
+                id=use.id,
                 name=use.name,
                 input=dict(use.input),
                 output=None if result is None else result.content,
@@ -124,4 +126,18 @@ async def show_call(repl: Repl, arg: str) -> None:
         number = int(arg)
     call = calls[number - 1]
     title = visible(f"#{number} {call.name} {call_target(call.input)}", keep="")
-    await page(call_text(number, call), title=title, **repl.io)
+    text = call_text(number, call)
+    live = await repl.session_or_none()
+    if call.name == "agent" and live is not None:
+        text.append_text(subagent_text(logged_calls(live.subagent_messages(call.id))))
+    await page(text, title=title, **repl.io)
+
+
+def subagent_text(calls: list[LoggedCall]) -> Text:
+    """A subagent's calls, each in full, after its `agent` call (collapsed while it ran)."""
+    text = Text()
+    text.append(f"\nthe subagent's {len(calls)} tool call(s):\n", style="bold")
+    for number, call in enumerate(calls, start=1):
+        text.append("\n")
+        text.append_text(call_text(number, call))
+    return text

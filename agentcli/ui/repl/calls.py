@@ -20,8 +20,9 @@ MAX_IMAGE_BYTES = 1_000_000
 
 
 def call_target(inp: dict[str, Any], width: int = 60) -> str:
-    """The one thing a call is about: its path, command or pattern, on one line."""
-    for key in ("path", "command", "pattern", "url", "query"):
+    """The one thing a call is about: its path, command or pattern (a subagent's job: its
+    description), on one line."""
+    for key in ("path", "command", "pattern", "url", "query", "description"):
         value = inp.get(key)
         if isinstance(value, str) and value:
             return one_line(value, width)

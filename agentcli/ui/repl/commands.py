@@ -223,6 +223,25 @@ async def _hooks(repl: Repl, arg: str) -> None:
         repl.say(line)
 
 
+async def _agents(repl: Repl, arg: str) -> None:
+    """The subagent types (source, tools, model), the limits, and the subagents running now
+    and those of the last task."""
+    live = await repl.session_or_none()
+    if live is None:
+        return
+    for line in live.agent_lines():
+        repl.say(line)
+    last = repl.last_result.subagents if repl.last_result is not None else []
+    for entry in last:
+        cost = "cost unknown" if entry["cost_usd"] is None else f"${entry['cost_usd']:.4f}"
+        turns, calls = entry["turns"], entry["tool_calls"]
+        repl.say(
+            f"last task: {entry['type']}: {entry['description']} · {entry['state']} · "
+            f"{turns} turn{'' if turns == 1 else 's'} · {calls} call{'' if calls == 1 else 's'}"
+            f" · {cost}"
+        )
+
+
 async def _skills(repl: Repl, arg: str) -> None:
     live = await repl.session_or_none()
     if live is not None:
@@ -282,6 +301,12 @@ COMMANDS: dict[str, Command] = {
         Command("/tools", "/tools", "List the tools the model can use.", _tools),
         Command("/mcp", "/mcp", "List the MCP servers: source, status, tools.", _mcp),
         Command("/skills", "/skills", "List skills and custom commands: file, state.", _skills),
+        Command(
+            "/agents",
+            "/agents",
+            "List the subagent types (source, tools, model) and the subagents running.",
+            _agents,
+        ),
         Command(
             "/hooks",
             "/hooks [approve]",

@@ -33,6 +33,9 @@ from agentcli.events import (
     Notice,
     PermissionAsked,
     PermissionDecided,
+    SubagentEvent,
+    SubagentFinished,
+    SubagentStarted,
     TextDelta,
     ThinkingDelta,
     TodoUpdated,
@@ -47,6 +50,7 @@ from agentcli.ui.repl.calls import FILE_TOOLS, call_line, call_target, read_imag
 from agentcli.ui.repl.escape import EscapeWatcher
 from agentcli.ui.repl.markdown import MarkdownStream
 from agentcli.ui.repl.status import Status
+from agentcli.ui.repl.subagents import Subagents
 from agentcli.ui.term.diffs import diff_text, file_diff
 from agentcli.ui.term.long_session import compaction_text, context_filling_text
 from agentcli.ui.term.safe import visible
@@ -77,6 +81,8 @@ class TaskView:
         """Each file the task's file tools changed, as it was before the task touched it."""
         self._thinking: list[str] = []
         """The current response's summarized thinking so far."""
+        self.subagents = Subagents()
+        """The task's running subagents: a live line each."""
 
     # -- the live area ---------------------------------------------------------------------
     def _renderable(self) -> RenderableType:
@@ -90,7 +96,10 @@ class TaskView:
             for item in self.status.checklist(idle=False)
         ]
         return Group(
-            Segments(tail), *todos, Text(f"{frame} {line}{hint}", style="dim", no_wrap=True)
+            Segments(tail),
+            *todos,
+            *self.subagents.lines(width),
+            Text(f"{frame} {line}{hint}", style="dim", no_wrap=True),
         )
 
     def toggle_todos(self) -> None:
@@ -101,6 +110,7 @@ class TaskView:
         """Counters and file images start again for a new task."""
         self.proposed = self.executed = self.denied = 0
         self.first_images.clear()
+        self.subagents.clear()
 
     def start(self) -> None:
         self._resume_live()
@@ -143,7 +153,9 @@ class TaskView:
 
     # -- events ----------------------------------------------------------------------------
     def __call__(self, event: Event) -> None:
-        if isinstance(event, TextDelta):
+        if isinstance(event, SubagentStarted | SubagentEvent | SubagentFinished):
+            self._subagent(event)
+        elif isinstance(event, TextDelta):
             self.status.activity = "writing"
             self.markdown.add(event.text)
         elif isinstance(event, ThinkingDelta):
@@ -171,6 +183,14 @@ class TaskView:
             self._compacted(event)
         else:
             self._tool_or_check(event)
+
+    def _subagent(self, event: SubagentStarted | SubagentEvent | SubagentFinished) -> None:
+        line, state = self.subagents.update(event)
+        if state is not None:
+            self.status.state = state
+        if line is not None:
+            self.markdown.finish()
+            self.console.print(line)
 
     def _long_session(self, event: TodoUpdated | ContextFilling | CompactionStarted) -> None:
         if isinstance(event, TodoUpdated):
