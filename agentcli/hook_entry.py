@@ -38,7 +38,7 @@ DEFAULT_TIMEOUT_S = 60.0
 PROJECT_DIR_VARIABLES = ("AGENTCLI_PROJECT_DIR", "CLAUDE_PROJECT_DIR")
 """What a hook's environment names the workspace by (Claude Code's name too)."""
 
-_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True)
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 SIMPLE_MATCHER = re.compile(r"^[A-Za-z0-9_\- ,|]*$")
 """A matcher made only of these is a list of exact names (separated by `|` or `,`); anything
 else is a regular expression, searched for anywhere in the name (Claude Code's rule)."""

@@ -24,7 +24,7 @@ Seconds = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=False)]
 class ServerEntry(BaseModel):
     """One MCP server: a program agentcli starts (stdio) or a URL it connects to (HTTP)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     type: Literal["stdio", "http", "sse"] | None = None
     """`stdio` (the default with `command`), `http` (streamable HTTP, the default with `url`) or

@@ -37,6 +37,7 @@ from agentcli.hook_entry import MatcherGroup
 from agentcli.mcp_entry import ServerEntry, check_server_name
 from agentcli.provenance import HeldContent, Origin, Provenance
 from agentcli.provider import Provider
+from agentcli.pydantic_plugins import skip_plugin_discovery
 from agentcli.vocabulary import PermissionMode
 
 __all__ = ["DEFAULT_MODEL", "HeldContent", "Origin", "Provenance", "Settings"]
@@ -107,7 +108,9 @@ def _stricter_mode(value: Any, in_force: Mapping[str, Any]) -> bool:
 
 STRICTER_MODE = Untrusted(_stricter_mode, "only `default` or `read-only`, never looser than yours")
 
-_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True, use_attribute_docstrings=True)
+skip_plugin_discovery()  # before any settings model builds its validator
+
+_STRICT = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 Rules = Annotated[list[str], ACCUMULATES]
 Names = list[Annotated[str, Field(min_length=1)]]
 
@@ -537,5 +540,5 @@ class Settings(BaseModel):
 ALIASES = {"allow": "permissions.allow", "ask": "permissions.ask", "deny": "permissions.deny"}
 """Top-level keys that are another field's name in config files."""
 
-DEFAULTS = Settings()
+DEFAULTS = Settings.model_construct()
 """The defaults, for the core's own settings objects to take theirs from."""

@@ -33,11 +33,13 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from pathspec import GitIgnoreSpec, Pattern
+from typing import TYPE_CHECKING
 
 from agentcli.owngit import GitError, OwnRepo
 from agentcli.safe_read import MAX_PROJECT_FILE_BYTES, Inside, Unreadable, opened, read_fd
+
+if TYPE_CHECKING:
+    from pathspec import Pattern
 
 MAX_MANIFEST_FILES = 50_000
 RACY_WINDOW_NS = 2_000_000_000
@@ -223,6 +225,8 @@ class _ParsedIgnores:
         # Decoded like the names it is matched against: a pattern naming a file whose name
         # is not UTF-8 still matches it.
         lines = data.decode("utf-8", errors="surrogateescape").splitlines()
+        from pathspec import GitIgnoreSpec  # only where a .gitignore is read: ~15 ms otherwise
+
         rules: list[tuple[Pattern, bool]] = [
             (pattern, _inside_only(line))
             for line in lines

@@ -7,10 +7,13 @@ from __future__ import annotations
 import io
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentcli.events import PermissionDecided, ToolCallFinished, ToolCallProposed
 from agentcli.tasks import CheckEvidence, TaskResult, TaskState
 from agentcli.terminal_reason import TerminalReason
+from agentcli.ui import render
 from agentcli.ui.render import TextProgress, print_result
 from agentcli.usage import Usage
 
@@ -128,3 +131,28 @@ def test_a_denied_call_says_the_whole_rule_that_would_allow_it() -> None:
     )
     assert text.strip().endswith(f"denied: no terminal (to allow it: --allow '{rule}')")
     assert "Do not retry" not in text
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.text(), st.sampled_from(["", "dim", "red", "green"])),
+            min_size=1,
+            max_size=4,
+        ),
+        max_size=4,
+    )
+)
+def test_lines_written_without_rich_are_what_rich_writes(
+    parts: list[list[tuple[str, str]]],
+) -> None:
+    """Where no style can show (not a terminal), the verdict skips rich's import: the
+    characters must be the ones rich itself writes there (the oracle), whatever the text."""
+    lines = [tuple(line) for line in parts]
+    plain, through_rich = io.StringIO(), io.StringIO()
+    render._print_lines(plain, lines)
+    console = render._console(through_rich)
+    for line in lines:
+        console.print(render._text(*line))
+    assert plain.getvalue() == through_rich.getvalue()

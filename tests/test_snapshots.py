@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from pathspec import GitIgnoreSpec
 
 from agentcli import snapshots
 from agentcli.snapshots import ALWAYS_SKIPPED_DIRS, file_manifest, take_snapshot
@@ -225,13 +226,13 @@ def test_the_version_of_a_utf8_tree_is_what_it_always_was(tmp_path: Path) -> Non
 class _CountedParses:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.lines: list[str] = []
-        parse = snapshots.GitIgnoreSpec.from_lines
+        parse = GitIgnoreSpec.from_lines  # snapshots imports it where a .gitignore is read
 
-        def counted(lines: list[str]) -> snapshots.GitIgnoreSpec:
+        def counted(lines: list[str]) -> GitIgnoreSpec:
             self.lines.extend(lines)
             return parse(lines)
 
-        monkeypatch.setattr(snapshots.GitIgnoreSpec, "from_lines", counted)
+        monkeypatch.setattr(GitIgnoreSpec, "from_lines", counted)
 
 
 def test_gitignore_files_are_parsed_once_while_unchanged(

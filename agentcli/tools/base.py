@@ -21,6 +21,7 @@ from agentcli.call_records import PreState
 from agentcli.confinement import CommandSandbox, Confinement
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.model import ToolSpec
+from agentcli.pydantic_plugins import skip_plugin_discovery
 from agentcli.tools.output import DEFAULT_OUTPUT_CAP
 from agentcli.vocabulary import PermissionTarget, Risk
 
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from agentcli.task_scope import TaskScope
 
 __all__ = ["CommandSandbox", "PermissionTarget", "Risk"]  # re-exported: part of the tool API
+
+skip_plugin_discovery()  # before any tool's input model builds its validator
 
 
 class ToolInput(BaseModel):

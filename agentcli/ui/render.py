@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any, TextIO
@@ -324,12 +325,19 @@ def print_result(
 
 def _print_verdict(result: TaskResult) -> None:
     """Three separate things: what was proposed, what was executed, what was verified."""
-    console = _console(sys.stderr)
+    _print_lines(sys.stderr, _verdict_lines(result))
+
+
+Line = tuple[tuple[str, str], ...]
+"""A line as (text, style) parts."""
+
+
+def _verdict_lines(result: TaskResult) -> list[Line]:
     cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     statuses = Counter(call["status"] for call in result.tool_calls)
     executed = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items())) or "none"
     proposed = plural(len(result.tool_calls), "tool call")
-    console.print(_text((f"proposed: {proposed} · executed: {executed}", "dim")))
+    lines: list[Line] = [((f"proposed: {proposed} · executed: {executed}", "dim"),)]
     if result.acceptance:
         for number, check in enumerate(result.acceptance):
             mark = ("passed", "green") if check.passed else ("failed", "red")
@@ -337,8 +345,8 @@ def _print_verdict(result: TaskResult) -> None:
             where = (check.artifact_version or "?")[:16]
             when = f"round {check.round}" if check.round else "first check"
             again = ", not run again: unchanged" if check.reused else ""
-            console.print(
-                _text(
+            lines.append(
+                (
                     ("verified: ", ""),
                     mark,
                     (f" {check.command} ({code}) on {where}", ""),
@@ -347,12 +355,12 @@ def _print_verdict(result: TaskResult) -> None:
             )
             if not check.passed and _is_last_run(result, number):
                 for line in check.output_tail.rstrip().splitlines()[-CHECK_TAIL_LINES:]:
-                    console.print(_text((f"    {line}", "dim")))
+                    lines.append(((f"    {line}", "dim"),))
     elif result.state.value == "unverified":
-        console.print(_text(("verified: nothing — no acceptance checks were set (--accept)", "")))
+        lines.append((("verified: nothing — no acceptance checks were set (--accept)", ""),))
     color = {"succeeded": "green", "unverified": "yellow"}.get(result.state.value, "red")
-    console.print(
-        _text(
+    lines.append(
+        (
             (f"task {result.state.value}", color),
             (
                 f"{_why(result)} · {plural(result.turns, 'turn')} · "
@@ -362,7 +370,32 @@ def _print_verdict(result: TaskResult) -> None:
         )
     )
     if result.error and not result.exit_code:  # else it is the last line, said once below
-        console.print(_text((result.error, "red")))
+        lines.append(((result.error, "red"),))
+    return lines
+
+
+def _print_lines(stream: TextIO, lines: list[Line]) -> None:
+    """Through rich where styles can show (a terminal, or FORCE_COLOR/TTY_COMPATIBLE asking
+    rich for them) or a tab must be laid out in cells; elsewhere rich would print the same
+    characters without styles, so they are written as they are, sparing every run's exit
+    rich's import (~30 ms)."""
+    if _styles_show(stream) or any("\t" in text for line in lines for text, _ in line):
+        console = _console(stream)
+        for line in lines:
+            console.print(_text(*line))
+    else:
+        plain = ("".join(visible(text) for text, _ in line) for line in lines)
+        stream.write("".join(text.replace("\r\n", "\n") + "\n" for text in plain))
+
+
+def _styles_show(stream: TextIO) -> bool:
+    if os.environ.get("FORCE_COLOR") or os.environ.get("TTY_COMPATIBLE"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream: rich would not style it either
+        return False
 
 
 def _why(result: TaskResult) -> str:
