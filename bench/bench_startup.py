@@ -27,6 +27,7 @@ from pathlib import Path
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text
 
 REPEAT = 5
+CLAUDE_ROUNDS = 7
 REPO_FILES = 2000
 
 FLOOR_SCRIPT = """
@@ -75,7 +76,16 @@ def _wall(argv: list[str], env: dict[str, str], cwd: str) -> float:
 
 def _time_to_first_request(argv: list[str], env: dict[str, str], cwd: str) -> float:
     """Seconds from process start until the fake server sees the request."""
-    with FakeMessagesServer() as server:
+    return _first_request_and_wall(argv, env, cwd)[0]
+
+
+def _first_request_and_wall(
+    argv: list[str], env: dict[str, str], cwd: str, *, strict: bool = True
+) -> tuple[float, float]:
+    """Seconds from process start until the fake server sees the first request, and until
+    the process has exited (one turn: the server answers "ok"). `strict` False for Claude
+    Code, which sends a `role: "system"` message the strict fake refuses."""
+    with FakeMessagesServer(strict=strict) as server:
         server.push(stream_message([text("ok")]))
         started = time.perf_counter()
         proc = subprocess.Popen(
@@ -87,10 +97,13 @@ def _time_to_first_request(argv: list[str], env: dict[str, str], cwd: str) -> fl
             stderr=subprocess.DEVNULL,
         )
         while not server.requests and proc.poll() is None:
-            time.sleep(0.002)
-        elapsed = time.perf_counter() - started
+            time.sleep(0.001)
+        first = time.perf_counter() - started
         proc.wait(timeout=60)
-    return elapsed
+        wall = time.perf_counter() - started
+        if not server.requests:
+            raise RuntimeError(f"{argv[0]} exited ({proc.returncode}) without a request")
+    return first, wall
 
 
 def _interleaved(
@@ -156,6 +169,45 @@ def _measure(env: dict[str, str], cwd: str) -> list[tuple[str, str]]:
         )
     repo = _git_workspace(Path(cwd).parent / "repo")
     rows.extend(_first_requests(python, agentcli, repo, env, cwd))
+    rows.extend(_beside_claude_code(agentcli, env, cwd))
+    return rows
+
+
+def _beside_claude_code(
+    agentcli: list[str], env: dict[str, str], cwd: str
+) -> list[tuple[str, str]]:
+    """`agentcli run hi` and `claude -p hi`, one after the other in each round, against a fresh
+    fake API each: medians of the time to the first request and of the one-turn wall, and
+    agentcli's over Claude Code's (the goal: ≤ 1.0)."""
+    claude = os.environ.get("CLAUDE_CODE_BIN")
+    if not claude:
+        return [("beside Claude Code", "skipped: set CLAUDE_CODE_BIN to its `claude` executable")]
+    claude_env = {
+        **env,
+        "HOME": str(Path(cwd).parent / "home"),  # never the user's own ~/.claude
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+    ours: list[tuple[float, float]] = []
+    theirs: list[tuple[float, float]] = []
+    for attempt in range(CLAUDE_ROUNDS + 1):  # an untimed first round warms both
+        mine = _first_request_and_wall([*agentcli, "run", "hi"], env, cwd)
+        other = _first_request_and_wall([claude, "-p", "hi"], claude_env, cwd, strict=False)
+        if attempt:
+            ours.append(mine)
+            theirs.append(other)
+    rows = []
+    for index, label in ((0, "time to first request"), (1, "one-turn wall")):
+        a = statistics.median(sample[index] for sample in ours)
+        c = statistics.median(sample[index] for sample in theirs)
+        rows.append(
+            (
+                f"beside Claude Code: {label}",
+                f"agentcli {a * 1000:.0f} ms, Claude Code {c * 1000:.0f} ms ({a / c:.2f}x; "
+                "goal ≤ 1.0x)",
+            )
+        )
     return rows
 
 

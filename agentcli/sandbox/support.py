@@ -6,11 +6,15 @@ what each profile must allow: writes (workspace, `.git`, outside), reads outside
 directory, a PID namespace of its own, the network, a vsock socket. Anything that does not hold
 means no sandbox here: commands then ask (`agentcli.permissions.setup`). The result is kept per
 boot, kernel, Python and helper version in the data dir, so `run` does not pay the ~0.1 s probe
-each time; `sandbox_report()` turns it into lines for `agentcli doctor`.
+each time; `sandbox_report()` turns it into lines for `agentcli doctor`. `start_probe()` lets
+`run` begin it on another thread while the rest of start-up goes on (where the data dir has no
+result yet, the probe then costs the first request nothing); nothing is written until the
+session asks for the answer, so a run refused before that leaves no file behind.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import hashlib
@@ -20,6 +24,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -88,26 +93,83 @@ class SandboxSupport:
 
 @functools.cache
 def probe_support() -> SandboxSupport:
+    cache = _cache_path()
+    support, found = _prefetched(cache) or _find(cache)
+    if support.ok and not found:
+        _write_cache(cache, support)
+    return support
+
+
+def _find(cache: Path | None) -> tuple[SandboxSupport, bool]:
+    """What the sandbox can enforce here, and whether it was read from `cache` (else it was
+    probed now, or needs no probe)."""
     kernel = f"{platform.system()} {platform.release()}"
     if platform.system() != "Linux":
-        return _unsupported(0, f"the OS sandbox needs Linux with Landlock ({kernel})")
+        return _unsupported(0, f"the OS sandbox needs Linux with Landlock ({kernel})"), False
     abi = landlock.abi_version()
     if abi < 1:
         return _unsupported(
             0,
             f"the kernel ({kernel}) does not offer Landlock (Linux ≥ 5.13 with landlock "
             "in the LSM list, e.g. lsm=landlock,… on the kernel command line)",
-        )
+        ), False
     if not seccomp.available():
-        return _unsupported(abi, "libseccomp (libseccomp.so.2) is not installed")
-    cache = _cache_path()
+        return _unsupported(abi, "libseccomp (libseccomp.so.2) is not installed"), False
     cached = _read_cache(cache)
     if cached is not None:
-        return cached
-    support = _probe(abi)
-    if support.ok:
-        _write_cache(cache, support)
-    return support
+        return cached, True
+    return _probe(abi), False
+
+
+class _Started(threading.Thread):
+    """The probe `start_probe` began, for data dir `cache`."""
+
+    def __init__(self, cache: Path | None) -> None:
+        super().__init__(name="agentcli-sandbox-probe", daemon=True)
+        self.cache = cache
+        self.found: tuple[SandboxSupport, bool] | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.found = _find(self.cache)
+        except BaseException as exc:  # raised where the answer is asked for
+            self.error = exc
+
+    def answer(self) -> tuple[SandboxSupport, bool]:
+        self.join()
+        if self.found is None:
+            raise self.error or RuntimeError("the sandbox probe ended without an answer")
+        return self.found
+
+
+_started: _Started | None = None
+_start_lock = threading.Lock()
+
+
+def start_probe() -> None:
+    """Begin finding the answer on another thread (its commands run on another core while
+    start-up imports and reads); `probe_support()` waits for it. Once per process; nothing
+    when the answer is known already."""
+    global _started
+    with _start_lock:
+        if _started is not None or probe_support.cache_info().currsize:
+            return
+        _started = _Started(_cache_path())
+        _started.start()
+        # A run that ends before asking still removes the probe's scratch directory.
+        atexit.register(_started.join, PROBE_TIMEOUT_S * len(MUST))
+
+
+def _prefetched(cache: Path | None) -> tuple[SandboxSupport, bool] | None:
+    """The answer `start_probe` found, if it was started for the same data dir (taken once:
+    a later session of the process finds its own)."""
+    global _started
+    with _start_lock:
+        started, _started = _started, None
+    if started is None or started.cache != cache:
+        return None
+    return started.answer()
 
 
 def _probe(abi: int) -> SandboxSupport:

@@ -27,7 +27,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.acceptance import AcceptanceReport, AcceptanceSettings
 from agentcli.agents import agent_tool_of
@@ -65,10 +65,10 @@ from agentcli.terminal_reason import TerminalReason
 from agentcli.todo import TodoList
 from agentcli.tools.base import Tool
 from agentcli.usage import SessionTotals, Usage
-from agentcli.usergit.branch import Switched, create_branch
-from agentcli.usergit.commit import NothingToCommit, check_committable, commit_files
-from agentcli.usergit.message import parts_for_task, unverified_reason
-from agentcli.usergit.status import RepoStatus, repo_status
+
+if TYPE_CHECKING:  # the user's git is imported when used: most sessions never commit
+    from agentcli.usergit.branch import Switched
+    from agentcli.usergit.status import RepoStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,11 +322,15 @@ class LiveSession:
     def start_branch(self, name: str) -> Switched:
         """Create branch `name` from HEAD and switch to it (GitRefusal if refused: not a
         repository, the branch exists, a merge in progress…)."""
+        from agentcli.usergit.branch import create_branch
+
         return create_branch(self.workspace, name, trusted=self.trusted)
 
     def check_committable(self, *, branching: bool = False) -> None:
         """GitRefusal now if a task could not be committed (before a run asked to commit it);
         `branching`: a branch is started first, so a detached HEAD is no reason."""
+        from agentcli.usergit.commit import check_committable
+
         check_committable(self.workspace, detached_ok=branching)
 
     async def commit_last_task(
@@ -336,6 +340,9 @@ class LiveSession:
         evidence of its checks and its ids in the message. A task that did not succeed is not
         committed unless `unverified` (the user confirmed it); a refusal of git's after a
         success is a failed commit (the run's exit code says so)."""
+        from agentcli.usergit.commit import NothingToCommit, commit_files
+        from agentcli.usergit.message import parts_for_task, unverified_reason
+
         if self._last_task is None:
             raise UsageError("no task of this session to commit yet", hint="run a task first")
         prompt, result = self._last_task
@@ -357,6 +364,8 @@ class LiveSession:
     def repo_status(self) -> RepoStatus | None:
         """The branch and the number of files that differ from HEAD, for a status line (None
         outside git; blocking: run it off the event loop)."""
+        from agentcli.usergit.status import repo_status
+
         repo = self.git.repo
         if repo is None:
             return None

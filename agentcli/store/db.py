@@ -99,16 +99,22 @@ def _open(path: Path) -> sqlite3.Connection:
 def _create(path: Path) -> None:
     """Build a new journal beside `path` and link it into place whole (if another process
     linked its own first, that one is used). The -wal and -shm files SQLite makes later take
-    the journal's own mode: 0600."""
+    the journal's own mode: 0600. Nobody else sees the file before it is linked, so the
+    migrations that build it are not each made durable (~10 fsyncs, 20-35 ms of a first run);
+    the whole file is, once, before the link."""
     temp = _sibling(path, f".{uuid.uuid4().hex[:8]}.new")
     try:
         with open_private(temp, "xb"):
             pass
         conn = sqlite3.connect(_uri(temp, "rw"), uri=True, isolation_level=None)
         try:
+            conn.execute("PRAGMA synchronous=OFF")
+            conn.execute("PRAGMA journal_mode=MEMORY")
             migrate(conn)
         finally:
             conn.close()
+        with temp.open("rb") as built:
+            os.fsync(built.fileno())
         try:
             os.link(temp, path)
         except FileExistsError:

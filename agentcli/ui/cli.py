@@ -293,6 +293,10 @@ def run(
     ] = None,
 ) -> None:
     """Run one task, then exit."""
+    if permission_mode != "yolo":  # yolo runs commands unconfined: no sandbox to probe
+        from agentcli.sandbox.support import start_probe
+
+        start_probe()  # on another core while the imports below run
     from agentcli.ui.run import run_command
 
     options = SessionOptions(
