@@ -25,10 +25,12 @@ from pathlib import Path
 from agentcli.call_records import CallStatus, FileWrite, PreState, ToolCallRecord
 from agentcli.messages import Message, ToolResultBlock
 from agentcli.testing import respond, text, tool_use
+from bench import sized
 
-CALLS = 400
-RESUME_MESSAGES = 1000
-REPEAT = 5
+CALLS = sized(400, 20)
+RESUME_MESSAGES = sized(1000, 50)
+REPEAT = sized(5, 2)
+CHECKPOINT_FILES = sized(200, 20)
 
 
 def _per_call(journal: object, risk: str, prefix: str) -> list[float]:
@@ -105,7 +107,7 @@ def _checkpoint(workspace: Path) -> list[float]:
     from agentcli.owngit import decide
     from agentcli.store.db import connect
 
-    for n in range(200):
+    for n in range(CHECKPOINT_FILES):
         (workspace / f"f{n}.py").write_text(f"x = {n}\n" * 20)
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
     conn = connect()
@@ -161,7 +163,9 @@ def _measure(home: Path) -> list[tuple[str, str]]:
         journal.message_appended(message)
         samples.append(time.perf_counter() - started)
     rows.append(("journal per message", _fmt(samples)))
-    rows.append(("undo checkpoint, git, 200 files", _fmt(_checkpoint(workspace), 1e3, "ms")))
+    rows.append(
+        (f"undo checkpoint, git, {CHECKPOINT_FILES} files", _fmt(_checkpoint(workspace), 1e3, "ms"))
+    )
     session_id = _long_session(workspace)
     resumes = [_resume_once(workspace, session_id) for _ in range(REPEAT)]
     rows.append(

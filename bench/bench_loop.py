@@ -31,8 +31,10 @@ from pathlib import Path
 from agentcli.events import EventSink
 from agentcli.model import ModelRequest, ModelResponse
 from agentcli.testing import respond, text, tool_use
+from bench import sized
 
-TURNS = 200
+TURNS = sized(200, 10)
+WARM_UP_TURNS = sized(20, 5)
 FILE_LINES = 60
 
 
@@ -128,7 +130,7 @@ def peak_memory(turns: int = TURNS) -> tuple[float, float]:
 
 
 def run() -> list[tuple[str, str]]:
-    per_turn_ms(20)  # warm-up: imports, schema generation, SQLite page cache
+    per_turn_ms(WARM_UP_TURNS)  # warm-up: imports, schema generation, SQLite page cache
     samples = per_turn_ms()
     ordered = sorted(samples)
     p95 = ordered[int(len(ordered) * 0.95) - 1]
@@ -148,7 +150,7 @@ def run() -> list[tuple[str, str]]:
 def profile() -> None:
     from pyinstrument import Profiler
 
-    per_turn_ms(20)
+    per_turn_ms(WARM_UP_TURNS)
     profiler = Profiler(interval=0.0002)
     with profiler:
         per_turn_ms()

@@ -28,13 +28,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench import sized
+
 if TYPE_CHECKING:
     from agentcli.owngit import OwnRepo
 
-REPO_FILES = 2000
+REPO_FILES = sized(2000, 200)
 CHANGED = 10
-REPEAT = 15
-TASK_FILES = 300
+REPEAT = sized(15, 2)
+TASK_FILES = sized(300, 20)  # (at most REPO_FILES: a task edits that many of them)
 
 
 def _git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> None:

@@ -3,16 +3,20 @@
 Each `bench/bench_*.py` module exposes `run() -> list[tuple[str, str]]`: rows of (what was
 measured, the result with its ratio or target). Benchmarks measure their comparisons side by
 side in the same run, so the ratios hold on whatever machine runs them. Give names (e.g.
-`tools journal`) to run only `bench_tools.py` and `bench_journal.py`.
+`tools journal`) to run only `bench_tools.py` and `bench_journal.py`; `--smoke` runs them on
+their smallest sizes (`bench.sized`: does each still work? its numbers mean nothing).
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import time
 import traceback
 from pathlib import Path
+
+from bench import SMOKE_ENV
 
 BENCH_DIR = Path(__file__).resolve().parent
 
@@ -31,6 +35,9 @@ def discover(only: list[str]) -> list[str]:
 def main(argv: list[str]) -> int:
     if str(BENCH_DIR.parent) not in sys.path:
         sys.path.insert(0, str(BENCH_DIR.parent))
+    if "--smoke" in argv:
+        argv = [arg for arg in argv if arg != "--smoke"]
+        os.environ[SMOKE_ENV] = "1"  # before the benchmarks are imported: they size on import
     failed = 0
     rows: list[tuple[str, str, str]] = []
     for name in discover(argv):

@@ -1,6 +1,10 @@
 """A skipped sandbox or adversarial test fails the run where the sandbox is enforced (issue 26,
 class 8: CI could be green with the sandbox untested): `tests.sandbox_skips`, played on a
-small project of its own by a real pytest run under xdist, as CI runs the suite."""
+small project of its own by a real pytest run under xdist, as CI runs the suite.
+
+The project's pytest loads no plugin but the one it tests (and xdist where it runs under
+xdist): loading the suite's own (hypothesis above all) cost ~1 s of CPU in each of the three
+interpreters an `-n 2` run starts, and the project uses none of them."""
 
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ def pytest_configure(config):
     config.pluginmanager.register(module.SandboxSkips(), "agentcli-sandbox-skips")
 """
 FILES = {
-    "pytest.ini": "[pytest]\nxfail_strict = true\nasyncio_default_fixture_loop_scope = function\n",
+    "pytest.ini": "[pytest]\nxfail_strict = true\n",
     "conftest.py": CONFTEST,
     "tests/sandbox/test_guarded.py": (
         "import pytest\n"
@@ -54,6 +58,7 @@ def _project(root: Path, files: dict[str, str]) -> Path:
 
 def _pytest(project: Path, *options: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYTHONPATH"))}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # (xdist's workers inherit it)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *options],
         cwd=project,
@@ -69,9 +74,10 @@ def test_a_skip_in_the_sandbox_tests_fails_the_run_where_the_sandbox_is_enforced
     tmp_path: Path,
 ) -> None:
     enforced, _line = sandbox_enforced()
-    run = _pytest(_project(tmp_path, FILES), "-n", "2")  # as CI runs it
+    run = _pytest(_project(tmp_path, FILES), "-p", "xdist.plugin", "-n", "2")  # as CI runs it
     out = run.stdout + run.stderr
     assert "1 passed, 3 skipped, 1 xfailed" in out, out  # the project played as written
+    assert "created: 2/2 workers" in out, out  # under xdist: the controller decides
     if not enforced:
         assert run.returncode == 0, out  # nothing to test here: the skips are honest
         return
@@ -85,6 +91,6 @@ def test_a_skip_in_the_sandbox_tests_fails_the_run_where_the_sandbox_is_enforced
 def test_without_a_skip_in_the_sandbox_tests_the_run_passes(tmp_path: Path) -> None:
     files = {k: v for k, v in FILES.items() if "guarded" not in k}
     files["tests/sandbox/test_guarded.py"] = "def test_runs():\n    pass\n"
-    run = _pytest(_project(tmp_path, files), "-p", "no:xdist")
+    run = _pytest(_project(tmp_path, files))
     assert run.returncode == 0, run.stdout + run.stderr
     assert "sandbox tests skipped" not in run.stdout

@@ -96,10 +96,12 @@ def message_events(
     model: str = "claude-sonnet-4-5-20250929",
     usage: dict[str, Any] | None = None,
     truncate_last_tool: bool = False,
+    delta_chars: int = 7,
 ) -> list[tuple[str, str]]:
     """The SSE events the API sends for a message with `content`.
 
-    Text, thinking and tool input arrive in several deltas, as they do for real. With
+    Text, thinking and tool input arrive in several deltas (of `delta_chars` characters), as
+    they do for real; a test of a long answer sends it in fewer, larger ones. With
     `truncate_last_tool`, the last tool_use's input stops half-way with no content_block_stop,
     as in a real `max_tokens` cut.
     """
@@ -134,7 +136,9 @@ def message_events(
     ]
     for index, block in enumerate(blocks):
         events.extend(
-            _block_events(index, block, cut=truncate_last_tool and index == len(blocks) - 1)
+            _block_events(
+                index, block, cut=truncate_last_tool and index == len(blocks) - 1, size=delta_chars
+            )
         )
     events.append(
         _event(
@@ -153,7 +157,9 @@ def message_events(
     return events
 
 
-def _block_events(index: int, block: dict[str, Any], *, cut: bool) -> list[tuple[str, str]]:
+def _block_events(
+    index: int, block: dict[str, Any], *, cut: bool, size: int
+) -> list[tuple[str, str]]:
     kind = block["type"]
     events: list[tuple[str, str]] = []
     if kind == "text":
@@ -163,7 +169,7 @@ def _block_events(index: int, block: dict[str, Any], *, cut: bool) -> list[tuple
                 {"index": index, "content_block": {"type": "text", "text": ""}},
             )
         )
-        for part in _chunks(block["text"]):
+        for part in _chunks(block["text"], size):
             events.append(
                 _event(
                     "content_block_delta",
@@ -180,7 +186,7 @@ def _block_events(index: int, block: dict[str, Any], *, cut: bool) -> list[tuple
                 },
             )
         )
-        for part in _chunks(block["thinking"]):
+        for part in _chunks(block["thinking"], size):
             events.append(
                 _event(
                     "content_block_delta",
@@ -214,7 +220,7 @@ def _block_events(index: int, block: dict[str, Any], *, cut: bool) -> list[tuple
         payload = json.dumps(block["input"])
         if cut:
             payload = payload[: max(1, len(payload) // 2)]
-        for part in _chunks(payload):
+        for part in _chunks(payload, size):
             events.append(
                 _event(
                     "content_block_delta",

@@ -18,7 +18,7 @@ from agentcli.testing.fake_api import FakeResponse, stream_message, text, tool_u
 ACCEPT = 'test "$(cat answer.txt)" = 42'
 """The check of the tasks that must write 42 into answer.txt."""
 HEAVY_TIMEOUT_S = 480
-"""The tests that run 20 (or a few) real `agentcli run` processes take 20-60 s here, and several
+"""The tests that run 8 (or a few) real `agentcli run` processes take 5-30 s here, and several
 times that on 2 cores shared with other suites: the suite-wide 120 s is for hangs, not them."""
 
 
@@ -100,13 +100,14 @@ def scripts(victim: Hold | None = None) -> ByPrompt:
     )
 
 
-def twenty_tasks(repo_a: Path, repo_b: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """20 tasks over two repositories, and the state each must end in: 9 succeed with an
-    --accept check (one of them, `victim`, is caught mid-run), 5 fail theirs, 6 have no
-    check (unverified; one edits a tracked file)."""
+def mixed_tasks(repo_a: Path, repo_b: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """8 tasks over two repositories (more than the 2 workers: some wait their turn), two of
+    each kind, and the state each must end in: 3 succeed with an --accept check (one of them,
+    `victim`, is caught mid-run), 2 fail theirs, 3 have no check (unverified; one edits a
+    tracked file)."""
     lines: list[dict[str, Any]] = []
     expected: dict[str, str] = {}
-    kinds = [("ok", 8, "succeeded"), ("bad", 5, "failed"), ("plain", 5, "unverified")]
+    kinds = [("ok", 2, "succeeded"), ("bad", 2, "failed"), ("plain", 2, "unverified")]
     number = 0
     for kind, count, state in kinds:
         for _ in range(count):
@@ -121,8 +122,8 @@ def twenty_tasks(repo_a: Path, repo_b: Path) -> tuple[list[dict[str, Any]], dict
                 line["accept"] = [ACCEPT]
             lines.append(line)
             expected[line["instance_id"]] = state
-    lines.append({"id": "edit-19", "task": "[edit] say bye", "repo": str(repo_b)})
-    expected["edit-19"] = "unverified"
+    lines.append({"id": "edit-7", "task": "[edit] say bye", "repo": str(repo_b)})
+    expected["edit-7"] = "unverified"
     lines.append(
         {
             "instance_id": "victim",
