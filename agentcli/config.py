@@ -119,6 +119,8 @@ def load_settings(
             _merge(merged, {key: environ[variable]}, Origin(variable), provenance)
     for flag in flags:
         _merge(merged, {flag.key: flag.value}, Origin(flag.name), provenance)
+    if not merged:  # nothing to check: the defaults as they are (no validator built, ~15 ms)
+        return Settings.model_construct().with_provenance(provenance)
     return Settings.model_validate(_nest(merged)).with_provenance(provenance)
 
 

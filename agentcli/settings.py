@@ -421,14 +421,14 @@ class Settings(BaseModel):
         PermissionMode.DEFAULT
     )
     """default, accept-edits, read-only, auto or yolo (`--permission-mode`)."""
-    permissions: PermissionsSection = PermissionsSection()
-    sandbox: SandboxSection = SandboxSection()
-    acceptance: AcceptanceSection = AcceptanceSection()
-    convergence: ConvergenceSection = ConvergenceSection()
-    context: ContextSection = ContextSection()
-    tools: ToolsSection = ToolsSection()
-    api: ApiSection = ApiSection()
-    git: GitSection = GitSection()
+    permissions: PermissionsSection = PermissionsSection.model_construct()
+    sandbox: SandboxSection = SandboxSection.model_construct()
+    acceptance: AcceptanceSection = AcceptanceSection.model_construct()
+    convergence: ConvergenceSection = ConvergenceSection.model_construct()
+    context: ContextSection = ContextSection.model_construct()
+    tools: ToolsSection = ToolsSection.model_construct()
+    api: ApiSection = ApiSection.model_construct()
+    git: GitSection = GitSection.model_construct()
     models: dict[str, ModelEntry] = {}
     """`[models."ID"]` tables: models added to the catalogue, or changes to the ones it has."""
     mcp_servers: Annotated[
@@ -437,8 +437,8 @@ class Settings(BaseModel):
         StartsPrograms("mcp", "MCP servers", "unconfined", True),
     ] = {}
     """`[mcp_servers.NAME]` tables: MCP servers whose tools the model gets (`agentcli.mcp`)."""
-    hooks: HooksSection = HooksSection()
-    agents: AgentsSection = AgentsSection()
+    hooks: HooksSection = HooksSection.model_construct()
+    agents: AgentsSection = AgentsSection.model_construct()
     # No `Untrusted` mark on these two: a repository's own config must not send your key, or
     # your code, to a server of its choosing.
     provider: Annotated[Provider, Field(strict=False), Env("AGENTCLI_PROVIDER")] = (

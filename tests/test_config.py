@@ -109,3 +109,29 @@ def test_a_non_finite_number_is_a_usage_error_for_every_float_setting(
     message = caught.value.message
     assert f"`{key}`" in message and str(path) in message
     assert "must be a finite number" in message
+
+
+def test_without_any_source_the_settings_are_the_validated_defaults(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No config file, variable or flag: the defaults are taken without building a validator
+    (issue 35); they must be exactly what validating nothing gives (pydantic is the oracle)."""
+    from agentcli.config import load_settings
+    from agentcli.settings import DEFAULTS, Settings
+
+    for variable in ("AGENTCLI_MODEL", "AGENTCLI_PROVIDER", "AGENTCLI_TRANSPORT"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.delenv("AGENTCLI_AUTO_COMPACT", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    taken = load_settings(workspace, trusted=False)
+    validated = Settings.model_validate({})
+    assert validated == DEFAULTS
+    for name in Settings.model_fields:  # `==` on the whole would also compare provenance
+        assert getattr(taken, name) == getattr(validated, name), name
+        assert type(getattr(taken, name)) is type(getattr(validated, name)), name
+    assert taken.model_dump() == validated.model_dump()
+    assert taken.origin("model") is None
+    # and a source is still validated: a wrong type is refused, not taken as it is
+    monkeypatch.setenv("AGENTCLI_AUTO_COMPACT", "maybe")
+    with pytest.raises(UsageError):
+        load_settings(workspace, trusted=False)

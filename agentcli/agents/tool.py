@@ -19,7 +19,7 @@ import contextlib
 import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -27,7 +27,6 @@ from agentcli.agents.boundaries import child_policy, child_prompter, child_tools
 from agentcli.agents.definitions import SUBAGENT_NOTE, AgentDefinition
 from agentcli.agents.discovery import AgentCatalog, described
 from agentcli.agents.report import result_text
-from agentcli.agents.runner import ChildPlan, ChildReport, Running, SessionHost, run_child
 from agentcli.errors import ToolError, ToolErrorKind
 from agentcli.ids import new_id
 from agentcli.model import ModelClient, ToolSpec
@@ -45,6 +44,9 @@ from agentcli.tools.base import (
     tree_resource,
 )
 from agentcli.usage import Budget
+
+if TYPE_CHECKING:  # the runner (the child's loop) is imported when a subagent starts
+    from agentcli.agents.runner import ChildPlan, ChildReport, Running, SessionHost
 
 ModelFactory = Callable[[str], ModelClient]
 
@@ -192,6 +194,8 @@ class AgentTool(Tool[AgentInput]):
     async def _run(self, host: SessionHost, scope: TaskScope, plan: ChildPlan) -> ChildReport:
         """The child runs as a task of its own, so a cancel of this call reaches it as one:
         it closes its calls and stops its commands, and this call ends only after it has."""
+        from agentcli.agents.runner import run_child
+
         task_id = new_id()
         child = asyncio.create_task(run_child(host, scope, plan, task_id, self.running))
         try:
@@ -244,6 +248,8 @@ class AgentTool(Tool[AgentInput]):
             never_asks=definition.never_asks,
         )
         role = f"{definition.prompt}\n\n{SUBAGENT_NOTE.format(name=label)}"
+        from agentcli.agents.runner import ChildPlan
+
         return ChildPlan(
             call_id=call_id,
             agent=label,

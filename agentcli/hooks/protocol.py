@@ -47,7 +47,9 @@ CLAUDE_CODE_MODES = {
 
 
 class _Specific(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True)
+    model_config = ConfigDict(
+        extra="allow", strict=True, defer_build=True
+    )  # built when a hook replies
 
     hookEventName: str | None = None
     permissionDecision: Literal["allow", "deny", "ask"] | None = None
@@ -57,7 +59,7 @@ class _Specific(BaseModel):
 
 
 class _Reply(BaseModel):
-    model_config = ConfigDict(extra="allow", strict=True, populate_by_name=True)
+    model_config = ConfigDict(extra="allow", strict=True, populate_by_name=True, defer_build=True)
 
     continue_: bool = Field(True, alias="continue")
     stopReason: str | None = None

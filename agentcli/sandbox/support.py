@@ -30,7 +30,7 @@ from pathlib import Path
 
 from agentcli.private import write_private
 from agentcli.sandbox import landlock, seccomp
-from agentcli.sandbox.bootstrap import helper_argv, helper_program
+from agentcli.sandbox.bootstrap import helper_argv, helper_sources
 
 PROBE_TIMEOUT_S = 20
 CACHE_FILE = "sandbox-probe.json"
@@ -243,7 +243,7 @@ def _cache_path() -> Path | None:
         boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
         return None
-    key = "\0".join([boot, platform.release(), sys.executable, helper_program()])
+    key = "\0".join([boot, platform.release(), sys.executable, sys.version, helper_sources()])
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return data_home() / f"{CACHE_FILE}.{digest}"
 
