@@ -27,11 +27,15 @@ from pathlib import Path
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text
 
 REPEAT = 5
-RUN_IMPORTS = "import agentcli.ui.cli, agentcli.ui.run, agentcli.model.http"
-"""What `run` imports before its first request, besides what building the session loads."""
-RUN_IMPORTS_CEILING_MS = 450
-"""The import time of RUN_IMPORTS this bench flags (~300 ms on a quiet 2-core machine when it
-was set; the module count is pinned in tests/perf/test_import_budget.py)."""
+RUN_IMPORTS = (
+    "import gc; gc.disable(); import agentcli.ui.cli, agentcli.ui.run, agentcli.model.http"
+)
+"""What `run` imports before its first request (with the collector off, as `entry.main` runs
+it): nearly all of its time to the first request."""
+RUN_IMPORTS_CEILING_MS = 700
+"""The import time of RUN_IMPORTS this bench flags (~600 ms on this 2-core machine when it was
+set, against ~650 ms for the whole one-turn run; the module count is pinned in
+tests/perf/test_import_budget.py)."""
 CLAUDE_ROUNDS = 7
 REPO_FILES = 2000
 
