@@ -21,6 +21,9 @@ ALLOWED: dict[str, dict[str, str]] = {
     "agentcli.safe_write": {ANY: "the one way agentcli writes a workspace file: pinned parents"},
     "agentcli.private": {"open_private": "creates agentcli's own private files (0600)"},
     "agentcli.store.lock": {"SessionLock.acquire": "a session's lock file in the data dir"},
+    "agentcli.store.db": {
+        "_create": "the journal it is building (private, not yet linked), to fsync"
+    },
     "agentcli.permissions.persist": {
         "append_allow_rule": "opens the config's directory (O_DIRECTORY) to lock it",
     },
@@ -45,7 +48,10 @@ ALLOWED: dict[str, dict[str, str]] = {
         "_update_index": "the same copy, which becomes the new index once its entries for "
         "the committed files are updated",
     },
-    "agentcli.sandbox.bootstrap": {"helper_program": "agentcli's own source, for the helper"},
+    "agentcli.sandbox.bootstrap": {
+        "helper_program": "agentcli's own source, for the helper",
+        "helper_sources": "the same source, hashed for the probe cache's key",
+    },
     "agentcli.sandbox.exec": {"shape_mounts": "O_PATH handles for bind mounts, never read"},
     "agentcli.sandbox.landlock": {"_add_rule": "an O_PATH handle for a Landlock rule"},
     "agentcli.sandbox.namespaces": {
