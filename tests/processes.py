@@ -53,27 +53,65 @@ def _table() -> dict[int, tuple[int, int, bool]]:
     """pid → (parent pid, start time, alive) for every process (alive: not a zombie)."""
     table: dict[int, tuple[int, int, bool]] = {}
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as handle:
-                raw = handle.read()
-        except OSError:
-            continue
-        fields = raw[raw.rfind(b")") + 2 :].split()
-        if len(fields) < 20:
-            continue
-        # fields[0] is field 3 (state), [1] field 4 (ppid), [19] field 22 (starttime).
-        alive = fields[0] not in (b"Z", b"X")
-        table[int(entry.name)] = (int(fields[1]), int(fields[19]), alive)
+        if entry.name.isdigit() and (stat := _stat(int(entry.name))) is not None:
+            table[int(entry.name)] = stat
     return table
 
 
 def live_descendants(root: int | None = None, *, under: set[Proc] | None = None) -> set[Proc]:
     """The live processes below `root` (default: this process), at any depth; with `under`,
     only those with no process of `under` between them and `root` (the children a helper
-    that outlives tests starts are that helper's, e.g. a module's Ray cluster's workers)."""
+    that outlives tests starts are that helper's, e.g. a module's Ray cluster's workers).
+
+    Read from each process's `children` files (only the tree below `root`: ~0.1 ms, where a
+    scan of every process in /proc took ~2 ms, twice for each of ~4,500 tests); from the
+    whole table where the kernel has no `children` files."""
     root = os.getpid() if root is None else root
+    if not Path(f"/proc/{root}/task/{root}/children").exists():
+        return _descendants_from_table(root, under)
+    helpers = {proc.pid for proc in under or set()}
+    found: set[Proc] = set()
+    pending = _children(root)
+    while pending:
+        pid = pending.pop()
+        stat = _stat(pid)
+        if stat is None:
+            continue  # gone since its parent listed it
+        _ppid, started, alive = stat
+        if alive:
+            found.add(Proc(pid, started))
+        if under is not None and pid in helpers and Proc(pid, started) in under:
+            continue  # what a helper started before or during the test is the helper's
+        pending += _children(pid)  # a zombie has none: its children were re-parented to us
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    """The children of every thread of `pid` (a child belongs to the thread that forked it)."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.scandir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError):
+                with open(f"/proc/{pid}/task/{task.name}/children", "rb") as handle:
+                    found += [int(child) for child in handle.read().split()]
+    return found
+
+
+def _stat(pid: int) -> tuple[int, int, bool] | None:
+    """(parent pid, start time, alive) of `pid`, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    if len(fields) < 20:
+        return None
+    # fields[0] is field 3 (state), [1] field 4 (ppid), [19] field 22 (starttime).
+    return int(fields[1]), int(fields[19]), fields[0] not in (b"Z", b"X")
+
+
+def _descendants_from_table(root: int, under: set[Proc] | None) -> set[Proc]:
     table = _table()
     children: dict[int, list[int]] = {}
     for pid, (ppid, _started, _alive) in table.items():
