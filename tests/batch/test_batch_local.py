@@ -354,7 +354,7 @@ def test_setup_runs_sandboxed_in_the_fresh_checkout_and_a_failing_one_is_an_erro
         )
     assert done.returncode == 1
     by_id = {line["instance_id"]: line for line in results(out)}
-    assert by_id["s1"]["task_state"] == "succeeded", by_id["s1"]
+    assert by_id["s1"]["task_state"] == "succeeded", (by_id["s1"].get("error"), by_id["s1"])
     assert not (tmp_path / "escaped").exists()
     assert by_id["s2"]["task_state"] == "error"
     assert f"setup command exited 3 (see {out}/tasks/s2/setup.log): exit 3" in by_id["s2"]["error"]
