@@ -107,7 +107,9 @@ def prepare(source: RepoSource, base: str, workspace: Path, clones: Path) -> Pat
         assert source.url is not None
         origin = _bare_clone(source.url, base, clones)
     try:
-        with git.Repo(origin) as repo:
+        # One worktree change at a time per repository: two `git worktree add` at once race
+        # on its `.git/worktrees/` ("failed to read .git/worktrees/workspace/commondir").
+        with git.Repo(origin) as repo, _locked(_worktree_lock(repo)):
             _git(repo).worktree("add", "--detach", "--force", str(workspace), base, env=GIT_ENV)
     except (git.GitCommandError, git.InvalidGitRepositoryError, git.NoSuchPathError) as exc:
         said = _said(exc) if isinstance(exc, git.GitCommandError) else str(exc)
@@ -120,7 +122,7 @@ def discard(workspace: Path) -> None:
     if not workspace.exists():
         return
     try:
-        with git.Repo(workspace) as repo:
+        with git.Repo(workspace) as repo, _locked(_worktree_lock(repo)):
             _git(repo).worktree("remove", "--force", str(workspace), env=GIT_ENV)
     except (git.GitCommandError, git.InvalidGitRepositoryError, git.NoSuchPathError):
         shutil.rmtree(workspace, ignore_errors=True)
@@ -152,6 +154,12 @@ def _has_commit(repo: git.Repo, sha: str) -> bool:
     except (ValueError, git.BadName):
         return False
     return True
+
+
+def _worktree_lock(repo: git.Repo) -> Path:
+    """The lock that orders the worktree changes of `repo` (every batch's, every worker's): a
+    file beside git's own `worktrees/` in its common git dir."""
+    return Path(repo.common_dir) / "agentcli-worktrees.lock"
 
 
 @contextmanager
