@@ -8,7 +8,6 @@ import atexit
 import gc
 import os
 import sys
-import threading
 
 COMPLETION_VARIABLE = "_AGENTCLI_COMPLETE"
 """Set by the completion script `agentcli --install-completion` installs."""
@@ -52,6 +51,8 @@ def exit_without_teardown(code: int) -> None:
     and flushing stdout and stderr; files and locks are the OS's to close. A normal exit
     instead (returns) when a non-daemon thread still runs, which the interpreter would wait
     for, or when the output cannot be flushed (a closed pipe), which it reports."""
+    import threading  # here: `--version` answers without it (~5 ms of collections, functools)
+
     if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
         return
     if not _flushed():
