@@ -133,7 +133,9 @@ class AgentTool(Tool[AgentInput]):
             depth=depth,
             types=described(self.catalog.definitions),
         )
-        schema = compact_schema(self.input_model.model_json_schema())
+        from agentcli.tools.input_schema import input_schema
+
+        schema = compact_schema(input_schema(self.input_model))
         return ToolSpec(name=self.name, description=text, input_schema=schema)
 
     # -- before it runs ----------------------------------------------------------------------

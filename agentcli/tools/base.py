@@ -37,7 +37,9 @@ skip_plugin_discovery()  # before any tool's input model builds its validator
 class ToolInput(BaseModel):
     """Base of every tool input model: unknown fields are rejected."""
 
-    model_config = ConfigDict(extra="forbid")
+    # Its validator is built when a call is first validated: the model API is sent the schema
+    # kept by `agentcli.tools.input_schema` (after the first run of this code).
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 InputT = TypeVar("InputT", bound=ToolInput)
@@ -168,7 +170,9 @@ class Tool(ABC, Generic[InputT]):
     risk: ClassVar[Risk]
 
     def spec(self) -> ToolSpec:
-        schema = compact_schema(self.input_model.model_json_schema())
+        from agentcli.tools.input_schema import input_schema
+
+        schema = compact_schema(input_schema(self.input_model))
         return ToolSpec(name=self.name, description=self.description, input_schema=schema)
 
     def validate(self, args: InputT, ctx: ToolContext) -> None:

@@ -20,7 +20,7 @@ from agentcli.tools.base import Resources, Risk, Tool, ToolContext, ToolInput, T
 
 
 class TodoEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     content: str = Field(min_length=1, description='The step, in the imperative: "Run the tests".')
     status: Literal["pending", "in_progress", "completed"] = Field(

@@ -53,6 +53,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "helper_sources": "the same source, hashed for the probe cache's key",
     },
     "agentcli.sandbox.exec": {"shape_mounts": "O_PATH handles for bind mounts, never read"},
+    "agentcli.tools.input_schema": {"_kept": "its own schema cache in the data dir"},
     "agentcli.sandbox.landlock": {"_add_rule": "an O_PATH handle for a Landlock rule"},
     "agentcli.sandbox.namespaces": {
         "unshare": "writes /proc/self/{uid,gid}_map and setgroups: the kernel's",
