@@ -25,6 +25,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,14 +68,20 @@ def live_descendants(root: int | None = None, *, under: set[Proc] | None = None)
     scan of every process in /proc took ~2 ms, twice for each of ~4,500 tests); from the
     whole table where the kernel has no `children` files."""
     root = os.getpid() if root is None else root
+    children_of: Callable[[int], list[int]] = _children
+    stat_of: Callable[[int], tuple[int, int, bool] | None] = _stat
     if not Path(f"/proc/{root}/task/{root}/children").exists():
-        return _descendants_from_table(root, under)
+        table = _table()
+        by_parent: dict[int, list[int]] = {}
+        for pid, (ppid, _started, _alive) in table.items():
+            by_parent.setdefault(ppid, []).append(pid)
+        children_of, stat_of = (lambda pid: by_parent.get(pid, [])), table.get
     helpers = {proc.pid for proc in under or set()}
     found: set[Proc] = set()
-    pending = _children(root)
+    pending = list(children_of(root))
     while pending:
         pid = pending.pop()
-        stat = _stat(pid)
+        stat = stat_of(pid)
         if stat is None:
             continue  # gone since its parent listed it
         _ppid, started, alive = stat
@@ -82,7 +89,7 @@ def live_descendants(root: int | None = None, *, under: set[Proc] | None = None)
             found.add(Proc(pid, started))
         if under is not None and pid in helpers and Proc(pid, started) in under:
             continue  # what a helper started before or during the test is the helper's
-        pending += _children(pid)  # a zombie has none: its children were re-parented to us
+        pending += children_of(pid)  # a zombie's children are re-parented: we list them
     return found
 
 
@@ -109,25 +116,6 @@ def _stat(pid: int) -> tuple[int, int, bool] | None:
         return None
     # fields[0] is field 3 (state), [1] field 4 (ppid), [19] field 22 (starttime).
     return int(fields[1]), int(fields[19]), fields[0] not in (b"Z", b"X")
-
-
-def _descendants_from_table(root: int, under: set[Proc] | None) -> set[Proc]:
-    table = _table()
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _started, _alive) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    helpers = {proc.pid for proc in under or set()}
-    found: set[Proc] = set()
-    pending = list(children.get(root, []))
-    while pending:
-        pid = pending.pop()
-        _ppid, started, alive = table[pid]
-        if alive:
-            found.add(Proc(pid, started))
-        if under is not None and pid in helpers and Proc(pid, started) in under:
-            continue  # what a helper started before or during the test is the helper's
-        pending += children.get(pid, [])  # a zombie's children are re-parented: still look
-    return found
 
 
 def describe(proc: Proc) -> str:
