@@ -408,7 +408,12 @@ def test_a_background_process_holding_stdout_open_does_not_break_the_exit(
 ) -> None:
     """An unconfined command whose child starts its own session keeps the output pipe open
     after agentcli is done with it: the exit is still clean (no 'Event loop is closed')."""
-    command = "setsid sh -c 'echo $$ > escaped.pid; sleep 300' & echo started"
+    # The command waits for the child's pid file, so the file exists once agentcli is done
+    # (without the wait, a loaded machine ran the test before the child had written it).
+    command = (
+        "setsid sh -c 'echo $$ > escaped.pid.tmp && mv escaped.pid.tmp escaped.pid; sleep 300' & "
+        "while [ ! -s escaped.pid ]; do sleep 0.01; done; echo started"
+    )
     server.push(
         stream_message([tool_use("shell", {"command": command}, id="toolu_1")]),
         stream_message([text("done")]),
