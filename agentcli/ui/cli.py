@@ -10,6 +10,7 @@ neither has anything to parse.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -524,12 +525,21 @@ def skills_lint(
     raise typer.Exit(lint_command(cwd, path, strict=strict))
 
 
+@functools.cache
+def _command() -> Any:
+    """The click command typer builds from `app` (~35 ms): once per process, also when the
+    process runs several commands (the tests' in-process runs). Called directly rather than
+    through `app(...)`, which would also install typer's excepthook: `guarded` reports every
+    exception itself."""
+    return typer.main.get_command(app)
+
+
 def run_app(args: list[str]) -> int:
     """Run the CLI; UsageError becomes a one-line message and exit code 2."""
 
     def call() -> int:
         try:
-            app(args=pick_when_bare(args), prog_name="agentcli", standalone_mode=True)
+            _command()(args=pick_when_bare(args), prog_name="agentcli", standalone_mode=True)
         except SystemExit as exc:
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return 0
