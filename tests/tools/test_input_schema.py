@@ -81,3 +81,32 @@ def test_an_input_model_validates_without_a_schema_built_beforehand() -> None:
 
 def _name(model: type[BaseModel]) -> str:
     return f"{model.__module__}.{model.__qualname__}"
+
+
+def _sources_digest(root: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    kept_schemas._digest_sources(str(root), digest)
+    return digest.hexdigest()
+
+
+def test_the_key_changes_with_any_source_file_and_only_with_source_files(tmp_path: Path) -> None:
+    """The oracle: which files were touched. Any `.py` file, however deep, changes the key; byte
+    code and other files do not."""
+    root = tmp_path / "agentcli"
+    (root / "tools" / "deep").mkdir(parents=True)
+    (root / "__pycache__").mkdir()
+    (root / "a.py").write_text("A = 1\n")
+    (root / "tools" / "deep" / "b.py").write_text("B = 1\n")
+    (root / "__pycache__" / "a.cpython-311.py").write_text("")
+    first = _sources_digest(root)
+    assert _sources_digest(root) == first  # stable
+    (root / "__pycache__" / "a.cpython-311.py").write_text("changed")
+    (root / "notes.txt").write_text("not a source")
+    assert _sources_digest(root) == first
+    (root / "tools" / "deep" / "b.py").write_text("B = 22\n")  # another size
+    second = _sources_digest(root)
+    assert second != first
+    (root / "tools" / "c.py").write_text("")  # a new module
+    assert _sources_digest(root) != second
