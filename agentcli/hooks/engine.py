@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentcli.confinement import CommandSandbox
 from agentcli.errors import JournalError
@@ -27,10 +27,11 @@ from agentcli.hook_seams import CompactVerdict, Done, HookRun, SubagentLabel, Ta
 from agentcli.hooks.approval import approve as record_approval
 from agentcli.hooks.catalog import Catalog, HookDef
 from agentcli.hooks.matcher import matches
-from agentcli.hooks.protocol import Reply, claude_code_mode, payload, read_reply
-from agentcli.hooks.runner import Launch, run_hook
 from agentcli.hooks.task import Said, TaskHookRun
 from agentcli.private import write_private
+
+if TYPE_CHECKING:
+    from agentcli.hooks.protocol import Reply
 
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 """Events whose matcher sees a tool's name."""
@@ -150,6 +151,10 @@ class HookEngine:
         hooks = [hook for hook in hooks if self._may_run(hook, facts)]
         if not hooks:
             return []
+        # Here, not at the top: a session without hooks (most) never loads the protocol and
+        # the runner (~5 ms of every start).
+        from agentcli.hooks.protocol import claude_code_mode
+
         common = {
             "session_id": facts.session_id,
             "transcript_path": "",
@@ -221,6 +226,9 @@ class HookEngine:
         self._events(
             HookStarted(event=event, source=source, command=command, tool_use_id=tool_use_id)
         )
+        from agentcli.hooks.protocol import payload, read_reply
+        from agentcli.hooks.runner import Launch, run_hook
+
         started = time.monotonic()
         launch = Launch(
             workspace=facts.workspace,

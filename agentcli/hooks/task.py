@@ -16,15 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentcli.call_records import ToolCallRecord
 from agentcli.hook_seams import BeforeCall, HookBlock, PromptVerdict, StopVerdict, SubagentLabel
 from agentcli.hooks.catalog import HookDef
-from agentcli.hooks.protocol import Reply
 from agentcli.loop_steps import Nudge, Stop
 from agentcli.terminal_reason import TerminalReason
 from agentcli.vocabulary import Decision
+
+if TYPE_CHECKING:
+    from agentcli.hooks.protocol import Reply
 
 _RANK = {Decision.DENY: 3, Decision.ASK: 2, Decision.ALLOW: 1}
 
