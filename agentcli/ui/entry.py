@@ -2,8 +2,6 @@
 (no arguments) starts without loading the command-line parser: neither has anything to parse.
 Everything else goes to the one command-line definition, `cli.py`."""
 
-from __future__ import annotations
-
 import atexit
 import gc
 import os

@@ -12,12 +12,14 @@ in a fresh interpreter, and the test names every heavy module it loaded that it 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import agentcli
 from agentcli.testing.fake_api import FakeMessagesServer, stream_message, text
 
 NEVER_WITHOUT_A_MODEL = (
@@ -71,6 +73,29 @@ def test_version_loads_no_third_party_package(workspace: Path) -> None:
     assert code == 0
     heavy = {"typer", "pydantic", "rich", "sqlite3", "asyncio", *NEVER_WITHOUT_A_MODEL}
     assert modules & heavy == set()
+
+
+def test_the_installed_command_answers_version_with_agentcli_alone(workspace: Path) -> None:
+    """The `agentcli` command as installed (`scripts/agentcli`), not the entry point in-process:
+    beyond what a bare interpreter imports (the oracle: `python -c pass` under the same
+    variable) and the interpreter's built-in modules, `--version` imports agentcli's own entry
+    modules and nothing else (pip's generated wrapper imported `re`, ~9 ms)."""
+    command = Path(sys.executable).with_name("agentcli")
+    assert command.is_file(), "the test install has no agentcli command"
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1"}
+
+    def imported(argv: list[str]) -> tuple[str, set[str]]:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, env=env, cwd=workspace, timeout=60, check=True
+        )
+        names = {line.split("|")[-1].strip() for line in done.stderr.splitlines()[1:]}
+        return done.stdout, names
+
+    bare = imported([sys.executable, "-c", "pass"])[1]
+    out, names = imported([str(command), "--version"])
+    assert out == f"agentcli {agentcli.__version__}\n"
+    built_in = set(sys.builtin_module_names)  # compiled into the interpreter: no file to load
+    assert names - bare - built_in == {"agentcli", "agentcli.ui", "agentcli.ui.entry"}
 
 
 @pytest.mark.parametrize(
