@@ -294,3 +294,26 @@ def test_status_lines_fit_80_columns() -> None:
     assert status.cost is None  # one unknown price makes the session total unknown
     assert status.usage.total_tokens == 2_345_678
     assert [format_tokens(n) for n in (950, 12_345, 1_200_000)] == ["950", "12.3k", "1.20M"]
+
+
+def test_a_failed_calls_error_is_said_whole(workspace: Path) -> None:
+    task, out, _ = view(workspace)
+    task.start()
+    error = (
+        "hello.txt exists and has not been read in this session; read it with read_file "
+        "first, then retry (so nothing you have not seen is overwritten)"
+    )
+    task(ToolCallStarted(call_id="c1", name="write_file", input={"path": "hello.txt"}))
+    task(
+        ToolCallFinished(
+            call_id="c1",
+            name="write_file",
+            status="failed",
+            is_error=True,
+            summary=error,
+            duration_s=0.0,
+        )
+    )
+    task.stop()
+    flat = " ".join(out.getvalue().split())  # the console wraps at 80 columns
+    assert f"✗ write_file hello.txt · 0.00s · {error}" in flat

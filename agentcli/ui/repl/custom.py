@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from agentcli.truncation import shorten
 from agentcli.ui.repl.input import CustomCommand
 from agentcli.ui.term.safe import visible
 
@@ -45,7 +46,7 @@ def help_text(catalog: Catalog, builtins: Collection[str]) -> Text:
         usage = visible(f"/{d.name} {d.front.argument_hint or ''}".rstrip())
         # A long usage (a long hint) gets a line of its own, as the description's column.
         text.append(f"  {usage:<25}" if len(usage) < 25 else f"  {usage}\n{'':27}", "bold")
-        text.append(f"{visible(d.description)[:70]}\n")
+        text.append(f"{shorten(visible(d.description), 70)}\n")
     return text
 
 
@@ -82,7 +83,7 @@ def show(repl: Repl, catalog: Catalog, builtins: Collection[str]) -> None:
         text.append(f"  {definition.kind.value}  {visible(catalog.shown(definition.path))}\n")
         text.append(f"    {state}", style=style)
         if definition.description:
-            text.append(f" · {visible(definition.description)[:100]}")
+            text.append(f" · {shorten(visible(definition.description), 100)}")
         text.append("\n")
     for skipped in catalog.skipped:
         text.append(f"  skipped {visible(catalog.shown(skipped.path))}", style="red")

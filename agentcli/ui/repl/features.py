@@ -14,6 +14,7 @@ from rich.text import Text
 
 from agentcli.errors import UndoError, UsageError
 from agentcli.permissions.rules import RuleKind
+from agentcli.truncation import shorten
 from agentcli.ui.repl.calls import read_image
 from agentcli.ui.term.diffs import diff_text, file_diff
 from agentcli.ui.term.safe import visible
@@ -255,4 +256,4 @@ def show_resumed(repl: Repl, live: LiveSession) -> None:
     for who, message in (("you", last_user), ("agent", last_agent)):
         if message is not None and message.text.strip():
             flat = visible(message.text, keep="")
-            repl.console.print(Text(f"  {who}: {flat[:150]}", style="dim"))
+            repl.console.print(Text(f"  {who}: {shorten(flat, 150)}", style="dim"))

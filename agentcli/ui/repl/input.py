@@ -26,6 +26,7 @@ from prompt_toolkit.output import ColorDepth, Output
 from prompt_toolkit.shortcuts import PromptSession
 
 from agentcli.private import open_private
+from agentcli.truncation import shorten
 
 PROMPT = "❯ "
 MAX_PATH_COMPLETIONS = 200
@@ -106,12 +107,12 @@ class ReplCompleter(Completer):
                 for command, help_text in self.commands.items():
                     if command.startswith(name):
                         yield Completion(
-                            command, -len(name), display_meta=help_text.split(".")[0][:50]
+                            command, -len(name), display_meta=shorten(help_text.split(".")[0], 50)
                         )
                 for custom in self.custom():
                     if custom.name.startswith(name) and custom.name not in self.commands:
                         shown = f"{custom.name} {custom.hint}".rstrip()
-                        meta = custom.description[:50]
+                        meta = shorten(custom.description, 50)
                         yield Completion(custom.name, -len(name), display=shown, display_meta=meta)
                 return
             if " " not in arg:

@@ -57,6 +57,9 @@ from agentcli.ui.term.safe import visible
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
+ERROR_DETAIL_CHARS = 1000
+"""How much of a failed call's error its line shows (its whole message, in practice)."""
+
 
 class TaskView:
     """An EventSink that draws one task at a time on a rich Console."""
@@ -274,7 +277,9 @@ class TaskView:
                 status=event.status,
                 is_error=event.is_error,
                 duration_s=event.duration_s,
-                detail=detail[:120],
+                # An error is said whole (as `run` says it): cut, "read it with read_file
+                # first, then retry (so nothing you have no" left the user guessing.
+                detail=one_line(detail, ERROR_DETAIL_CHARS if event.is_error else 120),
             )
         )
         if diff is not None and event.call_id not in self.previewed:
