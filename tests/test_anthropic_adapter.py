@@ -327,7 +327,9 @@ async def test_a_slow_stream_that_keeps_sending_is_not_a_stall(
 ) -> None:
     """The timeout is on silence, not on the whole answer: a stream that takes longer than the
     idle timeout in all, but never pauses that long, completes."""
-    events = message_events([text("slow but steady")])
+    # One delta for the text: the fewest events whose pauses (each a quarter of the idle
+    # timeout) still add up to more than it.
+    events = message_events([text("slow but steady")], delta_chars=len("slow but steady"))
     server.push(SseResponse(events=events, delay_s=IDLE_S / 4))
     assert len(events) * IDLE_S / 4 > IDLE_S
     seen: list[Event] = []

@@ -289,9 +289,11 @@ def test_auth_failure_is_a_model_error_with_advice(
 def test_overload_and_broken_stream_are_retried(
     server: FakeMessagesServer, workspace: Path
 ) -> None:
+    # The broken stream first: a failure without retry-after waits our own backoff, which is
+    # shortest for the first retry (~1 s; the 529 asks for none).
     server.push(
-        error_response(529, "overloaded_error", "Overloaded", retry_after="0"),
         SseResponse(events=message_events([tool_use("read_file", {"path": "zzz"})]), cut_after=6),
+        error_response(529, "overloaded_error", "Overloaded", retry_after="0"),
         stream_message([text("fine")]),
     )
     proc = cli("run", "hi", "--output-format", "json", server=server, cwd=workspace)

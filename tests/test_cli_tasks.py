@@ -144,7 +144,8 @@ def test_hanging_acceptance_check_is_killed_by_its_timeout(
     server: FakeMessagesServer, workspace: Path
 ) -> None:
     (workspace / ".agentcli").mkdir()
-    (workspace / ".agentcli" / "config.toml").write_text("[acceptance]\ntimeout_s = 1\n")
+    # Half a second: the check never ends by itself, so its timeout is all this test waits.
+    (workspace / ".agentcli" / "config.toml").write_text("[acceptance]\ntimeout_s = 0.5\n")
     server.push(stream_message([text("done")]))
     proc = cli(
         "run",

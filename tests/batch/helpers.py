@@ -101,29 +101,26 @@ def scripts(victim: Hold | None = None) -> ByPrompt:
 
 
 def mixed_tasks(repo_a: Path, repo_b: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """8 tasks over two repositories (more than the 2 workers: some wait their turn), two of
-    each kind, and the state each must end in: 3 succeed with an --accept check (one of them,
-    `victim`, is caught mid-run), 2 fail theirs, 3 have no check (unverified; one edits a
-    tracked file)."""
+    """5 tasks over two repositories (more than the 2 workers: some wait their turn), one of
+    each kind, and the state each must end in: 2 succeed with an --accept check (one of them,
+    `victim`, is caught mid-run), 1 fails its check, 2 have no check (unverified; one edits a
+    tracked file). Both spellings of a line (SWE-bench's and agentcli's own) are used."""
     lines: list[dict[str, Any]] = []
     expected: dict[str, str] = {}
-    kinds = [("ok", 2, "succeeded"), ("bad", 2, "failed"), ("plain", 2, "unverified")]
-    number = 0
-    for kind, count, state in kinds:
-        for _ in range(count):
-            number += 1
-            repo = repo_a if number % 2 else repo_b
-            line: dict[str, Any] = {
-                "instance_id": f"{kind}-{number}",
-                "problem_statement": f"[{kind}] write the answer",
-                "repo": str(repo),
-            }
-            if kind != "plain":
-                line["accept"] = [ACCEPT]
-            lines.append(line)
-            expected[line["instance_id"]] = state
-    lines.append({"id": "edit-7", "task": "[edit] say bye", "repo": str(repo_b)})
-    expected["edit-7"] = "unverified"
+    kinds = [("ok", "succeeded"), ("bad", "failed"), ("plain", "unverified")]
+    for number, (kind, state) in enumerate(kinds, start=1):
+        repo = repo_a if number % 2 else repo_b
+        line: dict[str, Any] = {
+            "instance_id": f"{kind}-{number}",
+            "problem_statement": f"[{kind}] write the answer",
+            "repo": str(repo),
+        }
+        if kind != "plain":
+            line["accept"] = [ACCEPT]
+        lines.append(line)
+        expected[line["instance_id"]] = state
+    lines.append({"id": "edit-4", "task": "[edit] say bye", "repo": str(repo_b)})
+    expected["edit-4"] = "unverified"
     lines.append(
         {
             "instance_id": "victim",

@@ -60,7 +60,7 @@ def local_ray() -> Iterator[None]:
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def test_eight_tasks_on_ray_with_a_worker_lost_mid_task(tmp_path: Path) -> None:
+def test_five_tasks_on_ray_with_a_worker_lost_mid_task(tmp_path: Path) -> None:
     base_a = make_repo(tmp_path / "repo-a", {"README": "hello\n"})
     base_b = make_repo(tmp_path / "repo-b", {"README": "hello\n", "lib.py": "x = 1\n"})
     lines, expected = mixed_tasks(tmp_path / "repo-a", tmp_path / "repo-b")
@@ -88,7 +88,7 @@ def test_eight_tasks_on_ray_with_a_worker_lost_mid_task(tmp_path: Path) -> None:
         assert answers.served("victim", 0) == 1
         assert all(line["worker"].count(":") == 1 for line in by_id.values())
         summary = json.loads((out / "summary.json").read_text())
-        assert (summary["succeeded"], summary["failed"], summary["unverified"]) == (3, 2, 3)
+        assert (summary["succeeded"], summary["failed"], summary["unverified"]) == (2, 1, 2)
         assert summary["errors"] == 0
         costs = [
             json.loads(a)["cost_usd"] or 0
@@ -100,7 +100,7 @@ def test_eight_tasks_on_ray_with_a_worker_lost_mid_task(tmp_path: Path) -> None:
         again = decoded(run_in_process(*args, cwd=tmp_path, env=env))
         assert again.returncode == 1
         assert len(server.requests) == requests  # every task finished: none runs again
-        assert "8 tasks already finished" in again.stderr
+        assert "5 tasks already finished" in again.stderr
     repos = {
         line.get("instance_id", line.get("id")): (
             Path(line["repo"]),
@@ -108,7 +108,7 @@ def test_eight_tasks_on_ray_with_a_worker_lost_mid_task(tmp_path: Path) -> None:
         )
         for line in lines
     }
-    assert check_predictions_apply(out, repos, tmp_path) == 6  # 2 ok, 2 bad, edit, victim
+    assert check_predictions_apply(out, repos, tmp_path) == 4  # ok, bad, edit, victim
 
 
 def test_ctrl_c_on_ray_aborts_the_running_tasks_which_a_rerun_resumes(tmp_path: Path) -> None:

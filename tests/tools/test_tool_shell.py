@@ -16,6 +16,7 @@ import pytest
 from agentcli.call_records import CallStatus
 from agentcli.confinement import WORKSPACE_WRITE, Confinement, PreparedCommand
 from agentcli.errors import ToolError, ToolErrorKind
+from agentcli.tools import process_group
 from agentcli.tools.base import EXCLUSIVE, Resources, ToolContext
 from agentcli.tools.shell import Shell, ShellInput, is_read_only_command
 
@@ -121,10 +122,13 @@ async def test_background_processes_do_not_outlive_the_command(
 
 
 async def test_a_process_in_its_own_session_holding_the_output_is_said_and_left_unread(
-    harness: Any, workspace: Path
+    harness: Any, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`setsid` leaves the command's process group (the unconfined case: the sandbox's PID
     namespace stops it): the call still ends, says so, and closes its end of the pipe."""
+    # The call waits EOF_WAIT_S for a pipe that never closes: a shorter wait, same path (what
+    # the command printed is in the pipe before its group ends, the held pipe never closes).
+    monkeypatch.setattr(process_group, "EOF_WAIT_S", 0.5)
     command = "setsid sh -c 'echo $$ > escaped.pid; sleep 300' & echo started"
     record = await harness.call("shell", command=command)
     escaped = int(await wait_for_file(workspace / "escaped.pid"))
