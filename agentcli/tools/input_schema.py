@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,18 +65,19 @@ def _code_key() -> str:
     import pydantic
 
     digest = hashlib.sha256(pydantic.VERSION.encode())
-    _digest_sources(str(Path(agentcli.__file__).parent), digest)
+    _digest_sources(str(Path(agentcli.__file__).parent), digest.update)
     return digest.hexdigest()
 
 
-def _digest_sources(directory: str, digest: Any) -> None:
-    """Add every `.py` file under `directory` (path, size, mtime), in a stable order."""
+def _digest_sources(directory: str, update: Callable[[bytes], object]) -> None:
+    """Feed `update` every `.py` file under `directory` (path, size, mtime), in a stable
+    order."""
     with os.scandir(directory) as entries:
         found = sorted(entries, key=lambda entry: entry.name)
     for entry in found:
         if entry.is_dir(follow_symlinks=False):
             if entry.name != "__pycache__":
-                _digest_sources(entry.path, digest)
+                _digest_sources(entry.path, update)
         elif entry.name.endswith(".py"):
             st = entry.stat()
-            digest.update(f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+            update(f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())

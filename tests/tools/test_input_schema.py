@@ -87,7 +87,7 @@ def _sources_digest(root: Path) -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    kept_schemas._digest_sources(str(root), digest)
+    kept_schemas._digest_sources(str(root), digest.update)
     return digest.hexdigest()
 
 
