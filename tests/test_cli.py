@@ -202,6 +202,23 @@ def test_limits_before_a_command_are_refused_like_the_other_repl_options(
     assert calls == []
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["rnu", "hi"], "no command 'rnu'; did you mean 'run'?"),
+        (["fix", "the", "login", "bug"], "no command 'fix'\n"),
+    ],
+)
+def test_an_unquoted_task_of_several_words_is_refused_with_the_quoted_form(
+    args: list[str], said: str, calls: list[tuple[str, Any]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_app(args) == 2
+    err = capsys.readouterr().err
+    assert said in err and "unexpected extra argument" not in err
+    assert f"agentcli run '{' '.join(args)}'" in err
+    assert calls == []
+
+
 @pytest.mark.parametrize(("word", "command"), [("doctr", "doctor"), ("sesions", "sessions")])
 def test_a_word_close_to_a_command_is_a_typo_not_a_task(
     word: str, command: str, calls: list[tuple[str, Any]], capsys: pytest.CaptureFixture[str]

@@ -13,6 +13,7 @@ every start); evaluated once at import, they cost nothing more there.
 
 import difflib
 import functools
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -71,6 +72,14 @@ class _Commands(TyperGroup):
                 raise UsageError(
                     f"no command {first!r}; did you mean {close[0]!r}?",
                     hint=f"to give it to the model as a task: agentcli run {first!r}",
+                )
+            extra = [arg for arg in args[1:] if not arg.startswith("-")]
+            if extra:  # `agentcli fix the bug`: click said "unexpected extra argument(s)"
+                typo = difflib.get_close_matches(first, shown, n=1, cutoff=0.6)
+                said = f"; did you mean {typo[0]!r}?" if typo else ""
+                raise UsageError(
+                    f"no command {first!r}{said}",
+                    hint=f"a task is one argument: agentcli run {shlex.join([' '.join(args)])}",
                 )
             return PROMPT, self.commands[PROMPT], args
         return super().resolve_command(ctx, args)
