@@ -244,6 +244,9 @@ def test_verdicts_keep_proposed_executed_verified_apart() -> None:
     assert "● task unverified" in unverified
     assert "proposed 3 · executed 2 · no acceptance checks set (/accept CMD)" in unverified
     assert "2 turns · 1.2k tok · $0.0065 · 3.5s" in unverified
+    one_turn = result(TaskState.ABORTED, TerminalReason.COMPLETED)
+    one_turn.turns = 1
+    assert "  1 turn · 1.2k tok" in render(verdict_text(one_turn, proposed=1, executed=0))
     check = CheckEvidence(
         command="pytest",
         exit_code=0,
