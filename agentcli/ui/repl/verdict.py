@@ -8,7 +8,6 @@ from rich.console import Console
 from rich.text import Text
 
 from agentcli.tasks import TaskResult, TaskState
-from agentcli.ui.render import plural
 from agentcli.ui.repl.status import Status, format_cost, format_tokens
 from agentcli.ui.term.safe import visible
 
@@ -47,7 +46,8 @@ def verdict_text(result: TaskResult, *, proposed: int, executed: int) -> Text:
         text.append(f"  {first[:200]}\n", style=style)
     text.append(
         f"  proposed {proposed} · executed {executed} · {_verification(result)}\n"
-        f"  {plural(result.turns, 'turn')} · {format_tokens(result.usage.total_tokens)} tok · "
+        f"  {result.turns} turn{'' if result.turns == 1 else 's'} · "
+        f"{format_tokens(result.usage.total_tokens)} tok · "
         f"{format_cost(result.cost_usd)} · {result.duration_s:.1f}s",
         style="dim",
     )
