@@ -1,6 +1,8 @@
 """agentcli's own installation: the interpreter that runs it, its prefixes, `site-packages` (any
 `.pth` file or `sitecustomize` there runs at every start), the `agentcli` package and the script
-that started it.
+that started it, and the directory PYTHONPYCACHEPREFIX names, where set: the byte-code of all of
+these (and the compiled dataclass methods `agentcli.dataclass_code` keeps) lies there instead,
+and runs as they would.
 
 When agentcli runs from a virtualenv inside the workspace it works in (the README's own set-up),
 all of that lies where commands may write; a changed one runs at the next start, outside the
@@ -30,6 +32,7 @@ def own_install_paths() -> tuple[Path, ...]:
         sys.executable,
         getattr(sys, "_base_executable", None),
         str(Path(agentcli.__file__).parent),
+        sys.pycache_prefix,
         *site.getsitepackages(),
     ]
     if site.ENABLE_USER_SITE:

@@ -18,6 +18,10 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"agentcli {__version__}\n")
         return 0
+    # Before any class is defined: dataclasses' methods compile from a kept cache (~90 ms).
+    from agentcli.dataclass_code import install
+
+    install()
     completing = COMPLETION_VARIABLE in os.environ  # the shell asks typer for completions
     if not args and not completing and sys.stdin is not None and sys.stdin.isatty():
         # The REPL's prompt must be up at once: skip importing the command-line parser.
