@@ -39,6 +39,9 @@ from typing import Any
 FORMAT = b"agentcli dataclass code 1\n"
 """The file's first bytes, before the interpreter's magic number: a later layout changes it."""
 
+MAX_FILE_BYTES = 32 * 1024 * 1024
+"""A bigger file is not read (~1 MB per 1,000 entries)."""
+
 MAX_KEPT = 6000
 """Entries beyond this (texts of classes an upgrade changed, accumulating) start the file over
 with what this process compiled. A run keeps ~1,300; the REPL and the other commands add some."""
@@ -83,7 +86,8 @@ class CodeCache:
         data = FORMAT + _bootstrap.MAGIC_NUMBER + marshal.dumps(entries)
         temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(temporary, flags, 0o644)  # not private: byte-code, as the .pyc files
             try:
                 with os.fdopen(fd, "wb") as file:
                     file.write(data)
@@ -129,11 +133,13 @@ def cache_path() -> Path | None:
 
 
 def _read(path: Path) -> dict[str, CodeType]:
-    """The entries of the file at `path`: empty when it is missing, unreadable, another
-    interpreter's or not what this module writes."""
+    """The entries of the file at `path`: empty when it is missing, unreadable (not a regular
+    file, too big), another interpreter's or not what this module writes."""
+    from agentcli.safe_read import read_bytes
+
     header = FORMAT + _bootstrap.MAGIC_NUMBER
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, inside=None, limit=MAX_FILE_BYTES)
     except OSError:
         return {}
     if not data.startswith(header):

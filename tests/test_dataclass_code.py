@@ -363,3 +363,18 @@ def test_the_installed_command_keeps_its_classes_and_reads_them_back(workspace: 
     written = path.stat().st_mtime_ns
     assert sessions() == first
     assert path.stat().st_mtime_ns == written
+
+
+def test_a_fifo_or_an_oversized_file_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Never blocks on a pipe someone left in its place, never reads without bound."""
+    fifo = tmp_path / "fifo.bin"
+    os.mkfifo(fifo)
+    assert CodeCache(fifo).kept == {}
+    path = tmp_path / "kept.bin"
+    cache = CodeCache(path)
+    cache.exec("x = 1", {}, {})
+    cache.save()
+    monkeypatch.setattr(dataclass_code, "MAX_FILE_BYTES", path.stat().st_size - 1)
+    assert CodeCache(path).kept == {}

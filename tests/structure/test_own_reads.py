@@ -54,6 +54,10 @@ ALLOWED: dict[str, dict[str, str]] = {
     },
     "agentcli.sandbox.exec": {"shape_mounts": "O_PATH handles for bind mounts, never read"},
     "agentcli.tools.input_schema": {"_kept": "its own schema cache in the data dir"},
+    "agentcli.dataclass_code": {
+        "CodeCache.save": "creates its own cache file (O_EXCL) beside agentcli's byte-code, "
+        "renamed over the old one",
+    },
     "agentcli.sandbox.landlock": {"_add_rule": "an O_PATH handle for a Landlock rule"},
     "agentcli.sandbox.namespaces": {
         "unshare": "writes /proc/self/{uid,gid}_map and setgroups: the kernel's",
