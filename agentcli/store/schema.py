@@ -281,9 +281,20 @@ def schema_version(conn: sqlite3.Connection, path: Path) -> int:
     missing = sorted(expected_tables(version) - tables)
     if missing:
         raise corrupt(path, f"schema version {version} but no table {', '.join(missing)}")
-    recorded = [row[0] for row in conn.execute("SELECT id FROM migrations ORDER BY id")]
+    rows = conn.execute("SELECT id, name FROM migrations ORDER BY id").fetchall()
+    recorded = [row[0] for row in rows]
     if recorded != list(range(1, version + 1)):
         raise corrupt(path, f"schema version {version} but migrations {recorded} recorded")
+    for number, name in rows:
+        ours = MIGRATIONS[number - 1][0]
+        if name != ours:  # a development build that numbered its migrations otherwise
+            raise JournalError(
+                path,
+                f"the journal {path} was written by another build of agentcli: its migration "
+                f"{number} is {name!r}, this agentcli's is {ours!r}",
+                hint=f"agentcli leaves it as it is: move it aside ({_move_aside(path)}) to start "
+                "a new journal, or set AGENTCLI_HOME to another directory",
+            )
     return version
 
 

@@ -90,6 +90,14 @@ def newer_unstamped(path: Path) -> None:
     )
 
 
+def another_build(path: Path) -> None:
+    """Written by a development build whose migration 2 was something else (a branch that
+    numbered its migrations before another branch's were merged ahead of them): migrating on
+    from there would apply ours over a schema that is not theirs."""
+    healthy(path)
+    _edit(path, "UPDATE migrations SET name = 'hook runs' WHERE id = 2")
+
+
 def missing_table(path: Path) -> None:
     healthy(path)
     _edit(path, "DROP TABLE tool_calls")
@@ -104,6 +112,11 @@ BROKEN: dict[str, tuple[Callable[[Path], None], str]] = {
     "newer schema": (newer, f"schema version is {LATEST + 1}, this agentcli"),
     "newer, unstamped": (newer_unstamped, f"schema version is {LATEST + 1}, this agentcli"),
     "a table missing": (missing_table, "is corrupt: schema version"),
+    "another build's migrations": (
+        another_build,
+        f"another build of agentcli: its migration 2 is 'hook runs', this agentcli's is "
+        f"{schema.MIGRATIONS[1][0]!r}",
+    ),
 }
 
 
