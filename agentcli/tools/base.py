@@ -178,6 +178,14 @@ class Tool(ABC, Generic[InputT]):
     def validate(self, args: InputT, ctx: ToolContext) -> None:
         """Tool-specific checks after schema validation. Raise ToolError to refuse."""
 
+    def precheck(self, args: InputT, ctx: ToolContext) -> None:
+        """Checks of the workspace as it is now that would refuse the call when it runs (a
+        file this session has not read, an edit that does not apply), made when the policy
+        would ask someone, before they are asked: nobody approves a call that cannot run.
+        Skipped when an earlier call of the same response touches what this one does (it
+        runs first and may change the answer); the call checks again when it runs. Raise
+        ToolError to refuse."""
+
     def permission_target(self, args: InputT, ctx: ToolContext) -> PermissionTarget:
         return PermissionTarget(rule_class=self.name, subject="*", summary=self.name)
 

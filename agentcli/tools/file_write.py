@@ -65,6 +65,11 @@ class FileWriteTool(Tool[InputT], Generic[InputT, PlanT]):
     def validate(self, args: InputT, ctx: ToolContext) -> None:
         write_target(args.path, ctx)
 
+    def precheck(self, args: InputT, ctx: ToolContext) -> None:
+        # The whole write, planned as it will be (stale-read guard included) and dropped:
+        # `pre_state` plans it again once allowed, as the file may change while someone decides.
+        self.plan(args, ctx, check=True)
+
     def permission_target(self, args: InputT, ctx: ToolContext) -> PermissionTarget:
         path = write_target(args.path, ctx)
         rel = display_path(path, ctx.workspace)

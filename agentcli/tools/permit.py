@@ -12,6 +12,7 @@ list of denials) and the text the model is told, which names the rule the user c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,12 +48,18 @@ async def ask_permission(
     target: PermissionTarget,
     preview: str = "",
     hook: BeforeCall = NO_OPINION,
+    precheck: Callable[[], None] | None = None,
 ) -> Permission:
     """Whether the call may run, and how it is confined if it does (`hook`: what the
-    PreToolUse hooks decided)."""
+    PreToolUse hooks decided). Before anyone is asked, `precheck` may refuse the call (a
+    ToolError, raised from here): nobody is asked to approve a call that cannot run. Not
+    before a firm ask (a protected path, an `ask` rule): what the call touches is said
+    first, and without a terminal that is the denial the model gets."""
     verdict = with_hook(policy.decide(tool.risk, target), hook)
     decision, reason = verdict.decision, verdict.reason
     if decision is Decision.ASK:
+        if precheck is not None and not verdict.firm:
+            precheck()
         events(PermissionAsked(call_id=record.call_id, name=tool.name, summary=target.summary))
         answer = await prompter.ask(
             PermissionRequest(

@@ -126,7 +126,7 @@ class ToolRuntime:
         """Run proposed calls to completion. Every record ends in a final status."""
         ready: list[_Ready] = []
         for call, record in zip(calls, records, strict=True):
-            prepared = await self._prepare(call, record)
+            prepared = await self._prepare(call, record, ready)
             if prepared is not None:
                 ready.append(prepared)
         limiter = asyncio.Semaphore(self.max_parallel)
@@ -142,7 +142,13 @@ class ToolRuntime:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
 
-    async def _prepare(self, call: ToolUseBlock, record: ToolCallRecord) -> _Ready | None:
+    async def _prepare(
+        self, call: ToolUseBlock, record: ToolCallRecord, earlier: Sequence[_Ready]
+    ) -> _Ready | None:
+        """Validate a call, run the PreToolUse hooks and decide whether it may run (asking,
+        where the policy says so, once the call is checked against the workspace); None when
+        it ended there (its record finished). `earlier`: the calls of the same response
+        already prepared, which run before it where they conflict."""
         if not call.complete:
             self._finish(
                 record,
@@ -199,16 +205,21 @@ class ToolRuntime:
             if replaced is None:
                 return None
             args, target, resources = replaced
-        permission = await ask_permission(
-            self.policy,
-            self.prompter,
-            self.events,
-            tool=tool,
-            record=record,
-            target=target,
-            preview=self._preview(tool, args),
-            hook=hook,
-        )
+        try:
+            permission = await ask_permission(
+                self.policy,
+                self.prompter,
+                self.events,
+                tool=tool,
+                record=record,
+                target=target,
+                preview=self._preview(tool, args),
+                hook=hook,
+                precheck=lambda: self._precheck(tool, args, resources, earlier),
+            )
+        except ToolError as exc:  # the precheck: the call cannot run, nobody was asked
+            self._refuse(record, tool, exc)
+            return None
         if not permission.allowed:
             self.denials.append(
                 {
@@ -284,6 +295,21 @@ class ToolRuntime:
                 f"internal error in {tool.name} while checking the call: "
                 f"{type(exc).__name__}: {exc}",
             )
+
+    def _precheck(
+        self, tool: Tool[Any], args: ToolInput, resources: Resources, earlier: Sequence[_Ready]
+    ) -> None:
+        """`tool.precheck`, unless an earlier call of the response runs first on what this one
+        touches (a read_file of the file a write_file then overwrites: the read is what lets
+        the write through)."""
+        if any(resources.conflicts_with(other.resources) for other in earlier):
+            return
+        try:
+            tool.precheck(args, self.ctx)
+        except (ToolError, FatalToolError):
+            raise
+        except Exception:  # a check that failed itself refuses nothing: the call is asked
+            return  # about and checked again when it runs, as without it
 
     def _preview(self, tool: Tool[Any], args: ToolInput) -> str:
         try:

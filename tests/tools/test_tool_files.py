@@ -13,10 +13,12 @@ import pytest
 
 from agentcli.call_records import CallStatus, FileWrite
 from agentcli.errors import ToolError, ToolErrorKind
+from agentcli.permissions import Answer, PermissionMode, PermissionRequest, PromptAnswer
 from agentcli.tools.base import ToolContext
 from agentcli.tools.edit_file import EditFile, EditFileInput
 from agentcli.tools.textfile import write_atomic
 from agentcli.tools.write_file import WriteFile, WriteFileInput
+from tests.tools.conftest import RecordingPrompter
 
 
 def sha(data: bytes) -> str:
@@ -117,6 +119,89 @@ async def test_overwrite_needs_a_fresh_read(harness: Any, workspace: Path) -> No
     await harness.call("read_file", path="a.txt")
     ok = await harness.call("write_file", path="a.txt", content="mine\n")
     assert ok.status is CallStatus.SUCCEEDED and target.read_text() == "mine\n"
+
+
+REFUSED_BEFORE_ASKING = {
+    "overwrite unread": (
+        ("write_file", {"path": "a.txt", "content": "mine\n"}),
+        "has not been read in this session",
+    ),
+    "edit unread": (
+        ("edit_file", {"path": "a.txt", "old_string": "original", "new_string": "mine"}),
+        "has not been read in this session",
+    ),
+    "overwrite stale": (
+        ("write_file", {"path": "read.txt", "content": "mine\n"}),
+        "has changed since you last read it",
+    ),
+    "edit that does not apply": (
+        ("edit_file", {"path": "fresh.txt", "old_string": "absent", "new_string": "x"}),
+        "old_string was not found in fresh.txt",
+    ),
+    "edit of a missing file": (
+        ("edit_file", {"path": "missing.txt", "old_string": "a", "new_string": "b"}),
+        "does not exist",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_BEFORE_ASKING))
+async def test_a_write_that_cannot_run_is_refused_before_anyone_is_asked(
+    case: str, make_harness: Any, workspace: Path
+) -> None:
+    """The user is not asked to approve a write the stale-read guard (or the edit itself)
+    would refuse; the model gets the same error it got after the prompt before."""
+    harness = make_harness(mode=PermissionMode.DEFAULT)
+    (workspace / "a.txt").write_text("original\n")
+    (workspace / "read.txt").write_text("seen\n")
+    (workspace / "fresh.txt").write_text("seen\n")
+    harness.prompter.answer = Answer.YES
+    for path in ("read.txt", "fresh.txt"):
+        assert (await harness.call("read_file", path=path)).status is CallStatus.SUCCEEDED
+    (workspace / "read.txt").write_text("changed by the user\n")
+    (name, input), says = REFUSED_BEFORE_ASKING[case]
+    record = await harness.call(name, **input)
+    assert record.status is CallStatus.FAILED and says in record.result_text
+    assert harness.prompter.requests == []
+    assert (workspace / "a.txt").read_text() == "original\n"
+    assert (workspace / "read.txt").read_text() == "changed by the user\n"
+
+
+async def test_a_read_in_the_same_response_still_lets_the_write_through(
+    make_harness: Any, workspace: Path
+) -> None:
+    """read_file then write_file of one file in one response: the read runs first, so the
+    write is not refused up front (it is asked, then checked when it runs, as before)."""
+    harness = make_harness(mode=PermissionMode.DEFAULT)
+    (workspace / "a.txt").write_text("original\n")
+    read, write = await harness.batch(
+        ("read_file", {"path": "a.txt"}), ("write_file", {"path": "a.txt", "content": "new\n"})
+    )
+    assert read.status is CallStatus.SUCCEEDED and write.status is CallStatus.SUCCEEDED
+    assert [r.tool for r in harness.prompter.requests] == ["write_file"]
+    assert (workspace / "a.txt").read_text() == "new\n"
+
+
+async def test_a_file_changed_while_the_user_decides_is_still_refused(
+    make_harness: Any, workspace: Path
+) -> None:
+    """The check before asking is a courtesy; the one when the write runs decides."""
+    harness = make_harness(mode=PermissionMode.DEFAULT)
+    target = workspace / "a.txt"
+    target.write_text("original\n")
+    await harness.call("read_file", path="a.txt")
+
+    class ChangesTheFile(RecordingPrompter):
+        async def ask(self, request: PermissionRequest) -> PromptAnswer:
+            target.write_text("changed during the prompt\n")
+            return await super().ask(request)
+
+    harness.runtime.prompter = harness.prompter = ChangesTheFile()
+    record = await harness.call("write_file", path="a.txt", content="mine\n")
+    assert record.error_kind is ToolErrorKind.CONFLICT
+    assert "has changed since you last read it" in record.result_text
+    assert len(harness.prompter.requests) == 1
+    assert target.read_text() == "changed during the prompt\n"
 
 
 async def test_write_keeps_crlf_and_the_file_mode(harness: Any, workspace: Path) -> None:
