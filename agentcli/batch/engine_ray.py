@@ -95,6 +95,7 @@ class RayEngine:
             max_cost_usd=ledger.max_cost_usd,
             spent_usd=ledger.spent_usd,
             max_requests=ledger.max_requests,
+            lease_s=ledger.lease_s,
         )
         task = ray.remote(num_cpus=self.cpus_per_task, max_retries=MAX_RETRIES)(_run_on_worker)
         pending = {task.remote(spec, config, actor): spec for spec in specs}
@@ -175,6 +176,9 @@ class _RemoteLedger:
 
     def try_acquire(self, holder: str) -> bool:
         return bool(self._ask(lambda: self._actor.try_acquire.remote(holder)))
+
+    def renew(self, holder: str) -> None:
+        self._ask(lambda: self._actor.renew.remote(holder))
 
     def release(self, holder: str) -> None:
         self._ask(lambda: self._actor.release.remote(holder))

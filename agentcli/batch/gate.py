@@ -9,6 +9,9 @@ free: in the Ray engine the ledger is one actor that every node asks), then forw
 request to the real API unchanged and streams the response back as it arrives, and gives the
 slot back when the response has ended (or broken). The slot is held for exactly the time the
 API works on the request, the time a rate limit counts. Requests wait in no particular order.
+While it holds any, the gate renews them every `ledger.RENEW_S` (`Slots.renew`): the ledger
+drops the slots of a task it has not heard of for `ledger.LEASE_S` (a worker killed mid-request
+takes its gate with it).
 
 The gate reads nothing of what it forwards: headers (the API key among them) and bodies pass
 as they are, from a loopback address to the API's own.
@@ -25,6 +28,8 @@ from types import TracebackType
 from typing import Protocol, Self
 from urllib.parse import urlsplit
 
+from agentcli.batch.ledger import RENEW_S
+
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "host"}
 )
@@ -33,6 +38,7 @@ UPSTREAM_TIMEOUT_S = 900.0
 
 class Slots(Protocol):
     def try_acquire(self, holder: str) -> bool: ...
+    def renew(self, holder: str) -> None: ...
     def release(self, holder: str) -> None: ...
 
 
@@ -57,6 +63,10 @@ class RequestGate:
         self._thread = threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True
         )
+        self._holding = 0
+        self._count_lock = threading.Lock()
+        self._closed = threading.Event()
+        self._renewer = threading.Thread(target=self._renew_while_holding, daemon=True)
 
     @property
     def url(self) -> str:
@@ -65,13 +75,16 @@ class RequestGate:
 
     def __enter__(self) -> Self:
         self._thread.start()
+        self._renewer.start()
         return self
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        self._closed.set()
         self._server.shutdown()
         self._server.server_close()
+        self._renewer.join()
 
     def connection(self) -> http.client.HTTPConnection:
         if self._scheme == "https":
@@ -87,11 +100,23 @@ class RequestGate:
     def held(self, forward: Callable[[], None]) -> None:
         """Run `forward` holding a slot."""
         self.wait_for_slot()
+        with self._count_lock:
+            self._holding += 1
         try:
             self.forwarded += 1
             forward()
         finally:
+            with self._count_lock:
+                self._holding -= 1
             self._slots.release(self._holder)
+
+    def _renew_while_holding(self) -> None:
+        while not self._closed.wait(RENEW_S):
+            if self._holding:
+                try:
+                    self._slots.renew(self._holder)
+                except Exception:  # the ledger is gone (the batch is ending): nothing to renew
+                    return
 
     def target(self, path: str) -> str:
         return f"{self._prefix}{path}"

@@ -6,7 +6,13 @@ and whether the batch was interrupted.
 methods run one at a time); the local engine wraps it in a lock (`LocalLedger`). A model
 request waits for a slot by asking again (`try_acquire`) until one is free. Slots are held in
 a task's name: when a task starts again (Ray retrying it after its worker was lost, with the
-slot it held) or ends, whatever it still held is free again.
+slot it held) or ends, whatever it still held is free again. And they are leases: the gate
+holding them says so every `RENEW_S` (`renew`); a task not heard of for `LEASE_S` loses them.
+A worker killed mid-request (its gate with it) held its slot until Ray started the task again,
+which waited for a CPU that the other tasks, polling for that slot, held: the batch hung
+(found with `--max-requests 1` and the worker of the first task killed). A task whose
+renewals are late (a stalled machine) may lose its slot while its request still runs: the
+limit is then exceeded for that request, never deadlocked.
 
 The budget: a task may start while the total cost of the finished tasks (earlier runs into the
 same directory included) is below `--max-cost`, and it gets what remains as its own
@@ -17,8 +23,15 @@ above its budget by at most what they spend together past it.
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+
+LEASE_S = 10.0
+"""How long a task's model-request slots stay its own without word from its gate."""
+RENEW_S = 1.0
+"""How often a gate holding slots renews them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +47,13 @@ class Admission:
 
 class Ledger:
     def __init__(
-        self, *, max_cost_usd: float | None, spent_usd: float = 0.0, max_requests: int | None
+        self,
+        *,
+        max_cost_usd: float | None,
+        spent_usd: float = 0.0,
+        max_requests: int | None,
+        lease_s: float = LEASE_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.max_cost_usd = max_cost_usd
         self.spent_usd = spent_usd
@@ -42,6 +61,10 @@ class Ledger:
         self.max_requests = max_requests
         self.held: Counter[str] = Counter()
         """Model-request slots in use, by the task holding them."""
+        self.lease_s = lease_s
+        self._clock = clock
+        self._heard: dict[str, float] = {}
+        """When each holder last took or renewed its slots."""
         self.budget_stopped = 0
         """Tasks not started because the budget was spent."""
         self.stopped = False
@@ -52,7 +75,7 @@ class Ledger:
         return sum(self.held.values())
 
     def begin(self, instance_id: str) -> Admission:
-        self.held.pop(instance_id, None)  # an earlier attempt's, lost with its worker
+        self._free(instance_id)  # an earlier attempt's, lost with its worker
         if self.stopped:
             return Admission(False, None, self._starts[instance_id], "the batch was interrupted")
         remaining = None if self.max_cost_usd is None else self.max_cost_usd - self.spent_usd
@@ -69,23 +92,41 @@ class Ledger:
 
     def finish(self, instance_id: str, cost_usd: float | None) -> float:
         """Record a finished task's cost; the total so far."""
-        self.held.pop(instance_id, None)
+        self._free(instance_id)
         if cost_usd is not None:
             self.spent_usd += cost_usd
         return self.spent_usd
 
     def try_acquire(self, holder: str) -> bool:
-        """A model-request slot for task `holder`, if one is free."""
+        """A model-request slot for task `holder`, if one is free (once the leases not renewed
+        in time are dropped)."""
+        self._expire()
         if self.max_requests is not None and self.requests >= self.max_requests:
             return False
         self.held[holder] += 1
+        self._heard[holder] = self._clock()
         return True
+
+    def renew(self, holder: str) -> None:
+        """`holder` still holds its slots (a lease already dropped is not taken back)."""
+        if holder in self.held:
+            self._heard[holder] = self._clock()
 
     def release(self, holder: str) -> None:
         if self.held[holder] > 1:
             self.held[holder] -= 1
         else:
-            self.held.pop(holder, None)
+            self._free(holder)
+
+    def _free(self, holder: str) -> None:
+        self.held.pop(holder, None)
+        self._heard.pop(holder, None)
+
+    def _expire(self) -> None:
+        now = self._clock()
+        for holder, heard in list(self._heard.items()):
+            if now - heard > self.lease_s:
+                self._free(holder)
 
     def stop(self) -> None:
         """No task starts from now on; running ones are told to stop (`cancelled`)."""
@@ -116,6 +157,10 @@ class LocalLedger:
     def try_acquire(self, holder: str) -> bool:
         with self._lock:
             return self._ledger.try_acquire(holder)
+
+    def renew(self, holder: str) -> None:
+        with self._lock:
+            self._ledger.renew(holder)
 
     def release(self, holder: str) -> None:
         with self._lock:

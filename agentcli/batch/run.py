@@ -23,6 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Protocol
 
+from agentcli.batch import ledger as ledger_module
 from agentcli.batch.ledger import Ledger, LocalLedger
 from agentcli.batch.output import BatchOutput, Summary
 from agentcli.batch.plan import BatchOptions, Plan, make_plan, write_manifest
@@ -113,6 +114,7 @@ def _run_plan(
         max_cost_usd=options.max_cost,
         spent_usd=output.spent_usd(),
         max_requests=options.max_requests,
+        lease_s=ledger_module.LEASE_S,  # looked up now: a test shortens it
     )
     config = RunConfig(
         out=plan.out,

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import ray
 
+from agentcli.batch import ledger
 from agentcli.testing.fake_api import FakeMessagesServer
 from tests.batch.helpers import (
     ACCEPT,
@@ -60,10 +61,18 @@ def local_ray() -> Iterator[None]:
         shutil.rmtree(temp, ignore_errors=True)
 
 
-def test_five_tasks_on_ray_with_a_worker_lost_mid_task(tmp_path: Path) -> None:
+def test_five_tasks_on_ray_with_a_worker_lost_mid_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     base_a = make_repo(tmp_path / "repo-a", {"README": "hello\n"})
     base_b = make_repo(tmp_path / "repo-b", {"README": "hello\n", "lib.py": "x = 1\n"})
     lines, expected = mixed_tasks(tmp_path / "repo-a", tmp_path / "repo-b")
+    # The victim first: killed holding the batch's one model-request slot while the other
+    # tasks wait for it on both CPUs, so Ray cannot start it again until the slot's lease
+    # runs out (the batch hung here before slots were leases). A shorter lease than the
+    # default 10 s, still five renewals long (the gates renew every second).
+    lines.insert(0, lines.pop())
+    monkeypatch.setattr(ledger, "LEASE_S", 5.0)
     tasks = write_tasks(tmp_path / "tasks.jsonl", lines)
     out = tmp_path / "out"
     hold = Hold()

@@ -6,6 +6,9 @@ import http.client
 import threading
 from urllib.parse import urlsplit
 
+import pytest
+
+from agentcli.batch import gate as gate_module
 from agentcli.batch.gate import RequestGate
 from agentcli.batch.ledger import Ledger, LocalLedger
 from agentcli.testing.fake_api import FakeMessagesServer, SseResponse, message_events, text
@@ -68,3 +71,52 @@ def test_an_api_the_gate_cannot_reach_is_a_retryable_error() -> None:
     assert status == 502
     assert b"could not be reached" in body
     assert slots.try_acquire("after")
+
+
+class CountingSlots:
+    """One slot, counting renewals."""
+
+    def __init__(self) -> None:
+        self.renewed = threading.Event()
+        self.renewals = 0
+        self.holding = False
+        self.renewed_idle = False
+
+    def try_acquire(self, holder: str) -> bool:
+        self.holding = True
+        return True
+
+    def renew(self, holder: str) -> None:
+        self.renewed_idle |= not self.holding
+        self.renewals += 1
+        self.renewed.set()
+
+    def release(self, holder: str) -> None:
+        self.holding = False
+
+
+def test_the_gate_renews_its_slot_while_a_response_streams_and_not_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(gate_module, "RENEW_S", 0.05)
+    slots = CountingSlots()
+    held = threading.Event()
+    release = threading.Event()
+
+    def answer(request: object) -> SseResponse:
+        held.set()
+        release.wait(10)
+        return SseResponse(events=message_events([text("done")]))
+
+    with FakeMessagesServer(strict=False, responder=answer) as server:
+        with RequestGate(server.base_url, slots, "t1") as gate:
+            posted = threading.Thread(target=_post, args=(gate.url,))
+            posted.start()
+            assert held.wait(10)
+            assert slots.renewed.wait(10), "the held slot was never renewed"
+            release.set()
+            posted.join()
+            after = slots.renewals
+            threading.Event().wait(0.3)  # six renewal periods with nothing held
+            assert slots.renewals == after
+    assert not slots.holding and not slots.renewed_idle

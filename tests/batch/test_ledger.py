@@ -40,3 +40,57 @@ def test_an_interrupted_batch_starts_nothing_and_says_so() -> None:
     assert ledger.cancelled()
     refused = ledger.begin("a")
     assert (refused.allowed, refused.why_not) == (False, "the batch was interrupted")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_slots_of_a_task_not_heard_of_for_a_lease_are_free_again() -> None:
+    """A worker killed mid-request takes its gate (and its renewals) with it: its slot is free
+    once the lease runs out, not only when Ray starts the task again."""
+    clock = Clock()
+    ledger = Ledger(max_cost_usd=None, max_requests=1, lease_s=10.0, clock=clock)
+    assert ledger.try_acquire("dead")
+    clock.now += 10.0
+    assert not ledger.try_acquire("waiting")  # not yet past the lease
+    clock.now += 0.5
+    assert ledger.try_acquire("waiting")
+    assert dict(ledger.held) == {"waiting": 1}
+    ledger.release("dead")  # a late release of what it lost takes nothing from the others
+    assert dict(ledger.held) == {"waiting": 1}
+    assert not ledger.try_acquire("third")
+
+
+def test_a_renewed_lease_is_kept_and_a_dropped_one_is_not_taken_back() -> None:
+    clock = Clock()
+    ledger = Ledger(max_cost_usd=None, max_requests=1, lease_s=10.0, clock=clock)
+    assert ledger.try_acquire("alive")
+    for _ in range(5):  # a long streamed response, renewed all along
+        clock.now += 6.0
+        ledger.renew("alive")
+        assert not ledger.try_acquire("waiting")
+    clock.now += 11.0
+    assert ledger.try_acquire("waiting")  # its renewals stopped: the lease ran out
+    ledger.renew("alive")  # late: the slot is not its own again
+    assert dict(ledger.held) == {"waiting": 1}
+    clock.now += 9.0
+    assert not ledger.try_acquire("alive")
+
+
+def test_a_task_holding_two_slots_keeps_both_while_it_renews() -> None:
+    clock = Clock()
+    ledger = Ledger(max_cost_usd=None, max_requests=2, lease_s=10.0, clock=clock)
+    assert ledger.try_acquire("a") and ledger.try_acquire("a")
+    clock.now += 8.0
+    ledger.renew("a")
+    clock.now += 8.0
+    assert not ledger.try_acquire("b")
+    ledger.release("a")
+    assert ledger.try_acquire("b")
+    clock.now += 11.0  # neither renewed: both leases end
+    assert ledger.try_acquire("c") and ledger.try_acquire("c")
