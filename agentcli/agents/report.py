@@ -7,13 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentcli.task_scope import SubagentRecord
+from agentcli.words import plural
 
 NO_ANSWER = "(the subagent gave no answer)"
 LISTED_FILES = 20
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def cost_text(cost: float | None) -> str:

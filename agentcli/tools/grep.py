@@ -37,6 +37,7 @@ from agentcli.tools.search_fallback import (
     walk_files,
 )
 from agentcli.tools.search_globs import check_glob, rg_selection, selector
+from agentcli.words import plural
 
 MAX_LINE_COLUMNS = 400
 _MATCH_LINE = re.compile(r"\d+:")
@@ -306,11 +307,11 @@ def _format(
         text = f"no matches for {args.pattern!r} in {shown}"
         return ToolOutput(text="\n".join(filter(None, [text, note])), source=source)
     rows = _rows(args.output_mode, hits)
-    files = _plural(len(hits), "file")
+    files = plural(len(hits), "file")
     header = (
         f"{files} match"
         if args.output_mode == "files_with_matches"
-        else f"{_plural(total_matches, 'matching line')} in {files}"
+        else f"{plural(total_matches, 'matching line')} in {files}"
     )
     budget = ctx.output_cap - NOTICE_ROOM - len(header)
     used = shown_rows = 0
@@ -344,10 +345,6 @@ def _rows(mode: OutputMode, hits: list[FileHits]) -> list[Row]:
         rows.append((h.path, i, 0, True))
         rows.extend((line, i, 1 if _MATCH_LINE.match(line) else 0, False) for line in h.lines)
     return rows
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _cut_notice(

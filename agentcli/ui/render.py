@@ -46,6 +46,7 @@ from agentcli.tasks import TaskResult
 from agentcli.truncation import one_line, shorten
 from agentcli.ui.term.long_session import compaction_text, context_filling_text, todo_line
 from agentcli.ui.term.safe import safe_console, visible
+from agentcli.words import plural
 
 ANSWERED = frozenset({"end_turn", "stop_sequence"})
 """Stop reasons of a response that ended the model's turn: its text is the answer."""
@@ -81,11 +82,6 @@ def _target(inp: dict[str, Any]) -> str:
     if not inp:
         return ""
     return one_line(json.dumps(inp, ensure_ascii=False, separators=(",", ":")), 80)
-
-
-def plural(count: int, word: str) -> str:
-    """`1 turn`, `2 turns`."""
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 CHECK_TAIL_LINES = 15

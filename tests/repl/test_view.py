@@ -285,6 +285,20 @@ def test_verdicts_keep_proposed_executed_verified_apart() -> None:
         assert max(len(line) for line in text.splitlines()) <= 80
 
 
+def test_a_long_error_is_cut_in_the_verdict_and_says_so() -> None:
+    long = "connection refused by the proxy " * 10 + "THE-END"
+    failed = render(
+        verdict_text(
+            result(TaskState.FAILED, TerminalReason.MODEL_ERROR, error=long + "\nsecond line"),
+            proposed=0,
+            executed=0,
+        )
+    )
+    joined = " ".join(line.strip() for line in failed.splitlines())
+    assert "connection refused by the proxy" in joined and joined.count("…") == 1
+    assert "THE-END" not in joined and "second line" not in joined
+
+
 def test_status_lines_fit_80_columns() -> None:
     status = Status(model="claude-opus-4-1-20250805-with-a-long-suffix", mode="accept-edits")
     status.task_began()

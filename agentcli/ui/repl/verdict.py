@@ -8,8 +8,13 @@ from rich.console import Console
 from rich.text import Text
 
 from agentcli.tasks import TaskResult, TaskState
+from agentcli.truncation import shorten
 from agentcli.ui.repl.status import Status, format_cost, format_tokens
 from agentcli.ui.term.safe import visible
+from agentcli.words import plural
+
+ERROR_LINE_CHARS = 200
+"""The task's error in the verdict: its first line, cut here with `…` (the verdict stays short)."""
 
 _HEADLINE = {
     TaskState.SUCCEEDED: ("✓", "green", "succeeded"),
@@ -43,10 +48,10 @@ def verdict_text(result: TaskResult, *, proposed: int, executed: int) -> Text:
     text.append("\n")
     if result.error and result.state is not TaskState.ABORTED:
         first = result.error.strip().splitlines()[0] if result.error.strip() else ""
-        text.append(f"  {first[:200]}\n", style=style)
+        text.append(f"  {shorten(first, ERROR_LINE_CHARS)}\n", style=style)
     text.append(
         f"  proposed {proposed} · executed {executed} · {_verification(result)}\n"
-        f"  {result.turns} turn{'' if result.turns == 1 else 's'} · "
+        f"  {plural(result.turns, 'turn')} · "
         f"{format_tokens(result.usage.total_tokens)} tok · "
         f"{format_cost(result.cost_usd)} · {result.duration_s:.1f}s",
         style="dim",
