@@ -329,7 +329,9 @@ def test_the_file_is_out_of_a_sandboxed_command_s_reach(
     assert any(Path(path).is_relative_to(own) for own in own_install_paths())
 
 
-def test_the_installed_command_keeps_its_classes_and_reads_them_back(workspace: Path) -> None:
+def test_the_installed_command_keeps_its_classes_and_reads_them_back(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The process contract: `agentcli` installs the cache before its first class, saves it
     when it exits (which skips the interpreter's teardown), and the next start compiles
     nothing new: the file is not written again."""
@@ -337,12 +339,9 @@ def test_the_installed_command_keeps_its_classes_and_reads_them_back(workspace: 
     assert command.is_file(), "the test install has no agentcli command"
     prefix = workspace.parent / "bytecode"
     env = {**os.environ, "PYTHONPYCACHEPREFIX": str(prefix)}
-    probe = "from agentcli.dataclass_code import cache_path; print(cache_path())"
-    where = subprocess.run(
-        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
-    )
-    path = Path(where.stdout.strip())
-    assert prefix in path.parents
+    monkeypatch.setattr(sys, "pycache_prefix", str(prefix))  # where the command will look
+    path = dataclass_code.cache_path()
+    assert path is not None and prefix in path.parents
     path.parent.mkdir(parents=True)  # as Python makes it when it writes byte-code there
 
     def sessions() -> str:
