@@ -18,8 +18,11 @@ wherever Python keeps it), named by the interpreter's cache tag and checked agai
 number, so another Python's file is never read as this one's. It holds code agentcli runs, as
 the `.pyc` files beside it do, and whoever can write one can write the other: it is written
 only into a directory that already holds agentcli's byte-code (made by the installer or by
-Python), never created elsewhere. A file that is missing, unreadable, of another interpreter or
-damaged is ignored: every class is compiled as without it, and the file is written anew.
+Python), never created elsewhere, and read only when it is this user's (or root's) and nobody
+else may write it. A file that is missing, unreadable, of another interpreter, not this user's
+or damaged (its CRC-32 is in its header: a flipped byte in marshalled code can crash the
+interpreter when the class is built) is ignored: every class is compiled as without it, and the
+file is written anew.
 Like byte-code another interpreter wrote there, `pip uninstall` leaves it behind (it is not in
 the wheel's record); an upgrade reuses what still matches.
 
@@ -32,12 +35,18 @@ import builtins
 import marshal
 import os
 import sys
+import zlib
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
-FORMAT = b"agentcli dataclass code 1\n"
-"""The file's first bytes, before the interpreter's magic number: a later layout changes it."""
+# Imported before `install` routes dataclasses here: the file is read when the first class is
+# made, and a module imported then (safe_read defines a class) would ask for it again.
+from agentcli.safe_read import read_bytes
+
+FORMAT = b"agentcli dataclass code 2\n"
+"""The file's first bytes, before the interpreter's magic number and the CRC-32 of the rest: a
+later layout changes it."""
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
 """A bigger file is not read (~1 MB per 1,000 entries)."""
@@ -52,8 +61,16 @@ class CodeCache:
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.kept: dict[str, CodeType] = _read(path) if path is not None else {}
+        self._kept: dict[str, CodeType] | None = None
         self.compiled: dict[str, CodeType] = {}
+
+    @property
+    def kept(self) -> dict[str, CodeType]:
+        """What the file holds, read when first needed (a process that defines no class
+        reads nothing)."""
+        if self._kept is None:
+            self._kept = _read(self.path) if self.path is not None else {}
+        return self._kept
 
     def exec(
         self,
@@ -63,7 +80,10 @@ class CodeCache:
         /,
     ) -> None:
         """`exec`, compiling a text once."""
-        if type(source) is str:
+        if globals is None:  # the caller's namespace, as the builtin takes it (never cached)
+            caller = sys._getframe(1)
+            globals, locals = caller.f_globals, caller.f_locals if locals is None else locals
+        elif type(source) is str:
             code = self.kept.get(source) or self.compiled.get(source)
             if code is None:
                 code = compile(source, "<string>", "exec", dont_inherit=True)
@@ -83,8 +103,9 @@ class CodeCache:
         entries = {**self.kept, **compiled}
         if len(entries) > MAX_KEPT:
             entries = compiled
-        data = FORMAT + _bootstrap.MAGIC_NUMBER + marshal.dumps(entries)
-        temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        payload = marshal.dumps(entries)
+        data = _header() + zlib.crc32(payload).to_bytes(4, "little") + payload
+        temporary = self.path.with_name(f"{self.path.name}.{os.urandom(6).hex()}.tmp")
         try:
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
             fd = os.open(temporary, flags, 0o644)  # not private: byte-code, as the .pyc files
@@ -97,12 +118,20 @@ class CodeCache:
             temporary.replace(self.path)
         except OSError:
             return
-        self.kept, self.compiled = entries, {}
+        self._kept, self.compiled = entries, {}
 
 
 def install() -> CodeCache | None:
     """Compile dataclass methods through a kept cache from now on in this process, and save what
-    is new when it exits. Once per process; None when Python keeps no byte-code here."""
+    is new when it exits. Once per process; None when Python keeps no byte-code here, or when
+    anything about the cache fails (start-up goes on without it)."""
+    try:
+        return _install()
+    except Exception:  # a cache is never a reason not to start
+        return None
+
+
+def _install() -> CodeCache | None:
     import atexit
     import dataclasses
 
@@ -132,21 +161,35 @@ def cache_path() -> Path | None:
     return Path(beside).with_name(f"dataclass-code.{tag}.bin")
 
 
+def _header() -> bytes:
+    return FORMAT + _bootstrap.MAGIC_NUMBER
+
+
+def _is_mine(path: Path) -> bool:
+    """The file is this user's (or root's) and nobody else may write it: a shared cache prefix
+    (PYTHONPYCACHEPREFIX=/tmp/...) may hold another user's file, which is not run."""
+    info = path.stat()
+    return info.st_uid in (os.geteuid(), 0) and not info.st_mode & 0o022
+
+
 def _read(path: Path) -> dict[str, CodeType]:
     """The entries of the file at `path`: empty when it is missing, unreadable (not a regular
     file, too big), another interpreter's or not what this module writes."""
-    from agentcli.safe_read import read_bytes
-
-    header = FORMAT + _bootstrap.MAGIC_NUMBER
     try:
-        data = read_bytes(path, inside=None, limit=MAX_FILE_BYTES)
+        mine = _is_mine(path)
+        data = read_bytes(path, inside=None, limit=MAX_FILE_BYTES) if mine else b""
     except OSError:
         return {}
-    if not data.startswith(header):
+    header = _header()
+    start = len(header) + 4
+    if not data.startswith(header) or len(data) < start:
+        return {}
+    payload = memoryview(data)[start:]
+    if zlib.crc32(payload) != int.from_bytes(data[len(header) : start], "little"):
         return {}
     try:
-        entries = marshal.loads(memoryview(data)[len(header) :])
-    except (EOFError, ValueError, TypeError):
+        entries = marshal.loads(payload)
+    except Exception:  # damaged in a way the checksum missed: marshal raises more than it says
         return {}
     if not isinstance(entries, dict):
         return {}

@@ -17,7 +17,9 @@ would: the session locks released, the SQLite connections closed.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import dataclasses
 import gc
 import io
 import logging
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from agentcli.dataclass_code import CodeCache
 from agentcli.store.lock import SessionLock
 from agentcli.tools import process_group
 from agentcli.ui.entry import main
@@ -127,6 +130,7 @@ def process_state(
     gc_enabled, frozen = gc.isenabled(), gc.get_freeze_count()
     threads = set(threading.enumerate())
     unchanged = _state_that_must_not_change()
+    saved_exec = dataclasses.__dict__.get("exec")  # `main` installs the dataclass cache
     # Python's own choice for a process in this locale: stdout's errors (surrogateescape
     # in a UTF-8 or C locale, else strict), backslashreplace on stderr.
     out = _Stream(errors=getattr(sys.__stdout__, "errors", None) or "strict")
@@ -153,6 +157,7 @@ def process_state(
         if frozen == 0 and gc.get_freeze_count():  # `run` freezes what start-up built
             gc.unfreeze()
         (gc.enable if gc_enabled else gc.disable)()
+        _restore_dataclasses_exec(saved_exec)
         left = _threads_left(threads)
         changed = {
             what: (before, after)
@@ -163,6 +168,21 @@ def process_state(
         }
     assert not left, f"the run left threads running: {left}"
     assert not changed, f"the run changed process state: {changed}"
+
+
+def _restore_dataclasses_exec(saved: object) -> None:
+    """Take back the dataclass cache a run installed (and its save at exit, which would write
+    into this checkout's byte-code when the test process ends)."""
+    installed = dataclasses.__dict__.get("exec")
+    if installed is saved:
+        return
+    cache = getattr(installed, "__self__", None)
+    if isinstance(cache, CodeCache):
+        atexit.unregister(cache.save)
+    if saved is None:
+        del dataclasses.exec  # type: ignore[attr-defined]
+    else:
+        dataclasses.exec = saved  # type: ignore[attr-defined]
 
 
 def run_in_process(

@@ -6,11 +6,13 @@ file changes nothing but the time it takes."""
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import marshal
 import os
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -181,16 +183,47 @@ def _header() -> bytes:
     return FORMAT + importlib.util.MAGIC_NUMBER
 
 
+def _framed(payload: bytes) -> bytes:
+    """A file as `save` writes one: the header, the payload's CRC-32, the payload."""
+    return _header() + zlib.crc32(payload).to_bytes(4, "little") + payload
+
+
+def _flipped(good: bytes) -> bytes:
+    """One byte of the payload changed, the checksum left as it was."""
+    data = bytearray(good)
+    data[len(data) // 2] ^= 0x40
+    return bytes(data)
+
+
+def _crashing_marshal(good: bytes) -> bytes:
+    """A payload (with a right checksum) that marshal fails on with an error it does not
+    document (SystemError), found by flipping bytes of a real one."""
+    payload = good[len(_header()) + 4 :]
+    for index in range(len(payload)):
+        for bit in (0x01, 0x10, 0x80):
+            data = bytearray(payload)
+            data[index] ^= bit
+            try:
+                marshal.loads(bytes(data))
+            except SystemError:
+                return _framed(bytes(data))
+            except Exception:  # other errors: not the case looked for
+                continue
+    pytest.skip("no flipped byte makes this Python's marshal raise SystemError")
+
+
 DAMAGED: dict[str, Callable[[bytes], bytes]] = {
     "empty": lambda good: b"",
     "header only": lambda good: _header(),
     "truncated": lambda good: good[: len(good) // 2],
+    "a flipped byte": _flipped,
     "another interpreter": lambda good: FORMAT + b"\x00\x00\r\n" + good[len(_header()) :],
     "another layout": lambda good: b"agentcli dataclass code 0\n" + good[len(FORMAT) :],
-    "not a mapping": lambda good: _header() + marshal.dumps(["text", "code"]),
-    "keys not texts": lambda good: _header() + marshal.dumps({1: compile("", "", "exec")}),
-    "values not code": lambda good: _header() + marshal.dumps({"def f(): pass": "code"}),
-    "garbage": lambda good: _header() + os.urandom(4096),
+    "not a mapping": lambda good: _framed(marshal.dumps(["text", "code"])),
+    "keys not texts": lambda good: _framed(marshal.dumps({1: compile("", "", "exec")})),
+    "values not code": lambda good: _framed(marshal.dumps({"def f(): pass": "code"})),
+    "garbage": lambda good: _framed(os.urandom(4096)),
+    "marshal's undocumented error": _crashing_marshal,
 }
 
 
@@ -214,6 +247,50 @@ def test_a_damaged_file_is_ignored_and_written_anew(
     assert again.compiled, "nothing usable was read"
     again.save()
     assert set(CodeCache(path).kept) >= set(again.kept) and CodeCache(path).kept
+
+
+def test_a_change_marshal_would_accept_is_refused_by_the_checksum(
+    tmp_path: Path, through: Callable[[CodeCache | None], None]
+) -> None:
+    """A changed letter in a kept text still unmarshals (into the wrong code for a text):
+    only the checksum tells."""
+    path = tmp_path / "kept.bin"
+    first = CodeCache(path)
+    through(first)
+    _plain(frozen=True)
+    first.save()
+    data = path.read_bytes()
+    assert data.count(b"__create_fn__") > 1
+    path.write_bytes(data.replace(b"__create_fn__", b"__create_fX__", 1))
+    assert CodeCache(path).kept == {}
+
+
+@pytest.mark.parametrize("whose", ["writable by others", "another user's"])
+def test_a_file_someone_else_could_have_written_is_not_run(
+    whose: str, tmp_path: Path, through: Callable[[CodeCache | None], None]
+) -> None:
+    path = tmp_path / "kept.bin"
+    first = CodeCache(path)
+    through(first)
+    _plain(frozen=True)
+    first.save()
+    assert CodeCache(path).kept
+    if whose == "writable by others":
+        path.chmod(0o666)
+    elif os.geteuid() == 0:
+        os.chown(path, 54321, 54321)
+    else:
+        pytest.skip("giving a file another owner needs root")
+    assert CodeCache(path).kept == {}
+
+
+def test_without_globals_the_caller_s_namespace_is_used_as_by_exec() -> None:
+    cache = CodeCache(None)
+    ours: dict[str, Any] = {}
+    theirs: dict[str, Any] = {}
+    cache.exec("name = __name__", None, ours)
+    exec("name = __name__", None, theirs)
+    assert ours == theirs == {"name": __name__}
 
 
 def test_a_directory_where_the_file_should_be_is_ignored(tmp_path: Path) -> None:
@@ -277,7 +354,9 @@ def test_a_full_file_starts_over_with_what_this_process_compiled(
 def test_install_routes_dataclasses_through_one_cache_per_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delattr(dataclasses, "exec", raising=False)
+    # Recorded as it is (absent or not) and taken away: whatever `install` sets is undone.
+    monkeypatch.setattr(dataclasses, "exec", builtins.exec, raising=False)
+    monkeypatch.delattr(dataclasses, "exec")
     monkeypatch.setattr(dataclass_code, "cache_path", lambda: tmp_path / "kept.bin")
     saved: list[Callable[[], None]] = []
     monkeypatch.setattr("atexit.register", saved.append)
@@ -292,7 +371,8 @@ def test_install_routes_dataclasses_through_one_cache_per_process(
 def test_install_does_nothing_where_python_keeps_no_byte_code(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delattr(dataclasses, "exec", raising=False)
+    monkeypatch.setattr(dataclasses, "exec", builtins.exec, raising=False)
+    monkeypatch.delattr(dataclasses, "exec")
     monkeypatch.setattr(sys.implementation, "cache_tag", None)
     assert dataclass_code.cache_path() is None
     assert dataclass_code.install() is None
