@@ -174,14 +174,15 @@ class _RemoteLedger:
             self._cancelled = bool(self._ask(lambda: self._actor.cancelled.remote()))
         return self._cancelled
 
-    def try_acquire(self, holder: str) -> bool:
-        return bool(self._ask(lambda: self._actor.try_acquire.remote(holder)))
+    def try_acquire(self, holder: str) -> int | None:
+        token: int | None = self._ask(lambda: self._actor.try_acquire.remote(holder))
+        return token
 
     def renew(self, holder: str) -> None:
         self._ask(lambda: self._actor.renew.remote(holder))
 
-    def release(self, holder: str) -> None:
-        self._ask(lambda: self._actor.release.remote(holder))
+    def release(self, holder: str, token: int) -> None:
+        self._ask(lambda: self._actor.release.remote(holder, token))
 
 
 def _run_on_worker(spec: TaskSpec, config: RunConfig, actor: Any) -> TaskOutcome:

@@ -37,9 +37,9 @@ UPSTREAM_TIMEOUT_S = 900.0
 
 
 class Slots(Protocol):
-    def try_acquire(self, holder: str) -> bool: ...
+    def try_acquire(self, holder: str) -> int | None: ...
     def renew(self, holder: str) -> None: ...
-    def release(self, holder: str) -> None: ...
+    def release(self, holder: str, token: int) -> None: ...
 
 
 class RequestGate:
@@ -91,32 +91,36 @@ class RequestGate:
             return http.client.HTTPSConnection(self._host, self._port, timeout=UPSTREAM_TIMEOUT_S)
         return http.client.HTTPConnection(self._host, self._port, timeout=UPSTREAM_TIMEOUT_S)
 
-    def wait_for_slot(self) -> None:
+    def wait_for_slot(self) -> int:
+        """A slot's lease token, once one is free."""
         delay = 0.02
-        while not self._slots.try_acquire(self._holder):
+        while (token := self._slots.try_acquire(self._holder)) is None:
             time.sleep(delay)
             delay = min(delay * 1.5, 0.1)
+        return token
 
     def held(self, forward: Callable[[], None]) -> None:
         """Run `forward` holding a slot."""
-        self.wait_for_slot()
+        token = self.wait_for_slot()
         with self._count_lock:
             self._holding += 1
         try:
             self.forwarded += 1
             forward()
         finally:
-            with self._count_lock:
+            with self._count_lock:  # not between a renewal's look at the count and the renewal
                 self._holding -= 1
-            self._slots.release(self._holder)
+                self._slots.release(self._holder, token)
 
     def _renew_while_holding(self) -> None:
         while not self._closed.wait(RENEW_S):
-            if self._holding:
+            with self._count_lock:
+                if not self._holding:
+                    continue
                 try:
                     self._slots.renew(self._holder)
-                except Exception:  # the ledger is gone (the batch is ending): nothing to renew
-                    return
+                except Exception:  # the ledger did not answer: the next period asks again
+                    continue
 
     def target(self, path: str) -> str:
         return f"{self._prefix}{path}"

@@ -22,6 +22,7 @@ above its budget by at most what they spend together past it.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import Counter
@@ -59,8 +60,9 @@ class Ledger:
         self.spent_usd = spent_usd
         """What finished tasks cost (earlier runs included)."""
         self.max_requests = max_requests
-        self.held: Counter[str] = Counter()
-        """Model-request slots in use, by the task holding them."""
+        self._leases: dict[int, str] = {}
+        """Model-request slots in use: each lease's token, and the task holding it."""
+        self._tokens = itertools.count(1)
         self.lease_s = lease_s
         self._clock = clock
         self._heard: dict[str, float] = {}
@@ -72,7 +74,12 @@ class Ledger:
 
     @property
     def requests(self) -> int:
-        return sum(self.held.values())
+        return len(self._leases)
+
+    @property
+    def held(self) -> Counter[str]:
+        """Slots in use, by the task holding them."""
+        return Counter(self._leases.values())
 
     def begin(self, instance_id: str) -> Admission:
         self._free(instance_id)  # an earlier attempt's, lost with its worker
@@ -97,29 +104,33 @@ class Ledger:
             self.spent_usd += cost_usd
         return self.spent_usd
 
-    def try_acquire(self, holder: str) -> bool:
+    def try_acquire(self, holder: str) -> int | None:
         """A model-request slot for task `holder`, if one is free (once the leases not renewed
-        in time are dropped)."""
+        in time are dropped): the lease's token, to give it back with; None when none is."""
         self._expire()
         if self.max_requests is not None and self.requests >= self.max_requests:
-            return False
-        self.held[holder] += 1
+            return None
+        token = next(self._tokens)
+        self._leases[token] = holder
         self._heard[holder] = self._clock()
-        return True
+        return token
 
     def renew(self, holder: str) -> None:
         """`holder` still holds its slots (a lease already dropped is not taken back)."""
-        if holder in self.held:
+        if holder in self._heard:
             self._heard[holder] = self._clock()
 
-    def release(self, holder: str) -> None:
-        if self.held[holder] > 1:
-            self.held[holder] -= 1
-        else:
-            self._free(holder)
+    def release(self, holder: str, token: int) -> None:
+        """Give back the lease `token` (one that ran out is gone already: a later lease of the
+        same task is not taken in its place)."""
+        if self._leases.get(token) == holder:
+            del self._leases[token]
+            if holder not in self._leases.values():
+                self._heard.pop(holder, None)
 
     def _free(self, holder: str) -> None:
-        self.held.pop(holder, None)
+        for token in [t for t, h in self._leases.items() if h == holder]:
+            del self._leases[token]
         self._heard.pop(holder, None)
 
     def _expire(self) -> None:
@@ -154,7 +165,7 @@ class LocalLedger:
         with self._lock:
             return self._ledger.finish(instance_id, cost_usd)
 
-    def try_acquire(self, holder: str) -> bool:
+    def try_acquire(self, holder: str) -> int | None:
         with self._lock:
             return self._ledger.try_acquire(holder)
 
@@ -162,9 +173,9 @@ class LocalLedger:
         with self._lock:
             self._ledger.renew(holder)
 
-    def release(self, holder: str) -> None:
+    def release(self, holder: str, token: int) -> None:
         with self._lock:
-            self._ledger.release(holder)
+            self._ledger.release(holder, token)
 
     def stop(self) -> None:
         with self._lock:

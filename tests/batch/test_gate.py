@@ -82,16 +82,16 @@ class CountingSlots:
         self.holding = False
         self.renewed_idle = False
 
-    def try_acquire(self, holder: str) -> bool:
+    def try_acquire(self, holder: str) -> int | None:
         self.holding = True
-        return True
+        return 1
 
     def renew(self, holder: str) -> None:
         self.renewed_idle |= not self.holding
         self.renewals += 1
         self.renewed.set()
 
-    def release(self, holder: str) -> None:
+    def release(self, holder: str, token: int) -> None:
         self.holding = False
 
 

@@ -24,11 +24,12 @@ def test_a_second_start_of_a_task_is_counted_and_frees_its_slots() -> None:
     ledger = Ledger(max_cost_usd=None, max_requests=2)
     ledger.begin("a")
     assert ledger.try_acquire("a")
-    assert ledger.try_acquire("b")
-    assert not ledger.try_acquire("c")
+    b = ledger.try_acquire("b")
+    assert b is not None
+    assert ledger.try_acquire("c") is None
     assert ledger.begin("a").starts == 2  # Ray retried it: what its lost worker held is free
     assert ledger.try_acquire("c")
-    ledger.release("b")
+    ledger.release("b", b)
     ledger.finish("c", None)
     assert ledger.requests == 0
 
@@ -55,15 +56,33 @@ def test_slots_of_a_task_not_heard_of_for_a_lease_are_free_again() -> None:
     once the lease runs out, not only when Ray starts the task again."""
     clock = Clock()
     ledger = Ledger(max_cost_usd=None, max_requests=1, lease_s=10.0, clock=clock)
-    assert ledger.try_acquire("dead")
+    dead = ledger.try_acquire("dead")
+    assert dead is not None
     clock.now += 10.0
-    assert not ledger.try_acquire("waiting")  # not yet past the lease
+    assert ledger.try_acquire("waiting") is None  # not yet past the lease
     clock.now += 0.5
     assert ledger.try_acquire("waiting")
     assert dict(ledger.held) == {"waiting": 1}
-    ledger.release("dead")  # a late release of what it lost takes nothing from the others
+    ledger.release("dead", dead)  # a late release of what it lost takes nothing from the others
     assert dict(ledger.held) == {"waiting": 1}
-    assert not ledger.try_acquire("third")
+    assert ledger.try_acquire("third") is None
+
+
+def test_a_late_release_of_a_lost_lease_leaves_the_task_s_newer_one() -> None:
+    """A task whose lease ran out (its renewals were late) takes a slot again for another
+    request; the first request's release, arriving after, gives back only its own lease."""
+    clock = Clock()
+    ledger = Ledger(max_cost_usd=None, max_requests=1, lease_s=10.0, clock=clock)
+    first = ledger.try_acquire("a")
+    assert first is not None
+    clock.now += 11.0
+    second = ledger.try_acquire("a")
+    assert second is not None and second != first
+    ledger.release("a", first)
+    assert dict(ledger.held) == {"a": 1}
+    assert ledger.try_acquire("b") is None  # one slot, still in use
+    ledger.release("a", second)
+    assert ledger.try_acquire("b") is not None
 
 
 def test_a_renewed_lease_is_kept_and_a_dropped_one_is_not_taken_back() -> None:
@@ -73,24 +92,25 @@ def test_a_renewed_lease_is_kept_and_a_dropped_one_is_not_taken_back() -> None:
     for _ in range(5):  # a long streamed response, renewed all along
         clock.now += 6.0
         ledger.renew("alive")
-        assert not ledger.try_acquire("waiting")
+        assert ledger.try_acquire("waiting") is None
     clock.now += 11.0
     assert ledger.try_acquire("waiting")  # its renewals stopped: the lease ran out
     ledger.renew("alive")  # late: the slot is not its own again
     assert dict(ledger.held) == {"waiting": 1}
     clock.now += 9.0
-    assert not ledger.try_acquire("alive")
+    assert ledger.try_acquire("alive") is None
 
 
 def test_a_task_holding_two_slots_keeps_both_while_it_renews() -> None:
     clock = Clock()
     ledger = Ledger(max_cost_usd=None, max_requests=2, lease_s=10.0, clock=clock)
-    assert ledger.try_acquire("a") and ledger.try_acquire("a")
+    one, two = ledger.try_acquire("a"), ledger.try_acquire("a")
+    assert one is not None and two is not None
     clock.now += 8.0
     ledger.renew("a")
     clock.now += 8.0
-    assert not ledger.try_acquire("b")
-    ledger.release("a")
+    assert ledger.try_acquire("b") is None
+    ledger.release("a", one)
     assert ledger.try_acquire("b")
     clock.now += 11.0  # neither renewed: both leases end
     assert ledger.try_acquire("c") and ledger.try_acquire("c")
