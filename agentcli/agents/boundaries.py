@@ -33,6 +33,7 @@ from agentcli.permissions import (
     PermissionRequest,
     PromptAnswer,
     Prompter,
+    asks_a_person,
 )
 from agentcli.permissions.rules import RuleKind, RulesView, class_matches
 from agentcli.permissions.screen import SearchScreen
@@ -184,6 +185,10 @@ class LabelledPrompter:
         self.label = label
         self._lock = lock
 
+    @property
+    def asks_a_person(self) -> bool:
+        return asks_a_person(self.person)
+
     async def ask(self, request: PermissionRequest) -> PromptAnswer:
         async with self._lock:
             return await self.person.ask(replace(request, tool=f"[{self.label}] {request.tool}"))
@@ -191,6 +196,8 @@ class LabelledPrompter:
 
 class NeverAsks:
     """`permissionMode: dontAsk`: what would ask is denied, without asking anyone."""
+
+    asks_a_person = False
 
     def __init__(self, label: str) -> None:
         self._label = label

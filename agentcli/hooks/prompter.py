@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentcli.permissions import PermissionRequest, PromptAnswer, Prompter
+from agentcli.permissions import PermissionRequest, PromptAnswer, Prompter, asks_a_person
 
 if TYPE_CHECKING:
     from agentcli.hooks.engine import HookEngine
@@ -22,6 +22,10 @@ class NotifyingPrompter:
     def __init__(self, inner: Prompter, engine: HookEngine) -> None:
         self._inner = inner
         self._engine = engine
+
+    @property
+    def asks_a_person(self) -> bool:
+        return asks_a_person(self._inner)
 
     async def ask(self, request: PermissionRequest) -> PromptAnswer:
         self._engine.notify(

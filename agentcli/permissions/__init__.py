@@ -100,9 +100,17 @@ class Prompter(Protocol):
     async def ask(self, request: PermissionRequest) -> PromptAnswer: ...
 
 
+def asks_a_person(prompter: Prompter) -> bool:
+    """Whether an `ask` reaches someone who may answer yes (a prompter that denies at once
+    says `asks_a_person = False`; one that passes questions on says what the next one does)."""
+    return bool(getattr(prompter, "asks_a_person", True))
+
+
 class NonInteractivePrompter:
     """No one can answer: every `ask` is a denial, at once (the rule hint that goes with it is
     added by the tool runtime from `suggested_rule`)."""
+
+    asks_a_person = False
 
     async def ask(self, request: PermissionRequest) -> PromptAnswer:
         why = f" ({request.reason})" if request.reason else ""

@@ -20,7 +20,14 @@ from agentcli.call_records import ToolCallRecord
 from agentcli.confinement import Confinement
 from agentcli.events import EventSink, PermissionAsked, PermissionDecided
 from agentcli.hook_seams import NO_OPINION, BeforeCall
-from agentcli.permissions import Answer, Decision, PermissionPolicy, PermissionRequest, Prompter
+from agentcli.permissions import (
+    Answer,
+    Decision,
+    PermissionPolicy,
+    PermissionRequest,
+    Prompter,
+    asks_a_person,
+)
 from agentcli.tools.base import Tool
 from agentcli.vocabulary import PermissionTarget, Verdict
 
@@ -54,11 +61,12 @@ async def ask_permission(
     PreToolUse hooks decided). Before anyone is asked, `precheck` may refuse the call (a
     ToolError, raised from here): nobody is asked to approve a call that cannot run. Not
     before a firm ask (a protected path, an `ask` rule): what the call touches is said
-    first, and without a terminal that is the denial the model gets."""
+    first. Not where nobody can answer (no terminal): the denial, with the rule that would
+    allow the call, is what the model gets."""
     verdict = with_hook(policy.decide(tool.risk, target), hook)
     decision, reason = verdict.decision, verdict.reason
     if decision is Decision.ASK:
-        if precheck is not None and not verdict.firm:
+        if precheck is not None and not verdict.firm and asks_a_person(prompter):
             precheck()
         events(PermissionAsked(call_id=record.call_id, name=tool.name, summary=target.summary))
         answer = await prompter.ask(

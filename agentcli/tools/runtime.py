@@ -61,6 +61,14 @@ class _Ready:
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
+class _CannotRun(Exception):
+    """A precheck's refusal, on its way out of `ask_permission`."""
+
+    def __init__(self, error: ToolError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class ToolRuntime:
     def __init__(
         self,
@@ -217,8 +225,8 @@ class ToolRuntime:
                 hook=hook,
                 precheck=lambda: self._precheck(tool, args, resources, earlier),
             )
-        except ToolError as exc:  # the precheck: the call cannot run, nobody was asked
-            self._refuse(record, tool, exc)
+        except _CannotRun as cannot:  # the precheck: nobody was asked
+            self._refuse(record, tool, cannot.error)
             return None
         if not permission.allowed:
             self.denials.append(
@@ -306,8 +314,10 @@ class ToolRuntime:
             return
         try:
             tool.precheck(args, self.ctx)
-        except (ToolError, FatalToolError):
+        except FatalToolError:
             raise
+        except ToolError as exc:
+            raise _CannotRun(exc) from exc
         except Exception:  # a check that failed itself refuses nothing: the call is asked
             return  # about and checked again when it runs, as without it
 

@@ -13,7 +13,13 @@ import pytest
 
 from agentcli.call_records import CallStatus, FileWrite
 from agentcli.errors import ToolError, ToolErrorKind
-from agentcli.permissions import Answer, PermissionMode, PermissionRequest, PromptAnswer
+from agentcli.permissions import (
+    Answer,
+    NonInteractivePrompter,
+    PermissionMode,
+    PermissionRequest,
+    PromptAnswer,
+)
 from agentcli.tools.base import ToolContext
 from agentcli.tools.edit_file import EditFile, EditFileInput
 from agentcli.tools.textfile import write_atomic
@@ -180,6 +186,35 @@ async def test_a_read_in_the_same_response_still_lets_the_write_through(
     assert read.status is CallStatus.SUCCEEDED and write.status is CallStatus.SUCCEEDED
     assert [r.tool for r in harness.prompter.requests] == ["write_file"]
     assert (workspace / "a.txt").read_text() == "new\n"
+
+
+async def test_without_a_terminal_the_denial_comes_first(
+    make_harness: Any, workspace: Path
+) -> None:
+    """Nobody can answer: the model hears it may not write (and the rule that would let it),
+    not to read the file first only to be denied after."""
+    harness = make_harness(mode=PermissionMode.DEFAULT)
+    harness.runtime.prompter = NonInteractivePrompter()
+    (workspace / "a.txt").write_text("original\n")
+    record = await harness.call("write_file", path="a.txt", content="mine\n")
+    assert record.status is CallStatus.DENIED
+    assert "no terminal to ask for permission" in record.result_text
+    assert "has not been read" not in record.result_text
+
+
+async def test_a_precheck_that_fails_itself_refuses_nothing(
+    make_harness: Any, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A courtesy that breaks is skipped: the person is asked and the write checks as ever."""
+
+    def broken(self: object, args: object, ctx: object) -> None:
+        raise RuntimeError("the precheck itself failed")
+
+    monkeypatch.setattr(WriteFile, "precheck", broken)
+    harness = make_harness(mode=PermissionMode.DEFAULT)
+    record = await harness.call("write_file", path="new.txt", content="x\n")
+    assert record.status is CallStatus.SUCCEEDED
+    assert [r.tool for r in harness.prompter.requests] == ["write_file"]
 
 
 async def test_a_file_changed_while_the_user_decides_is_still_refused(
