@@ -142,9 +142,14 @@ async def test_fix_after_failed_check_succeeds_bound_to_the_final_version(worksp
     assert result.repair_rounds == 1
     assert result.artifact_version is not None and result.artifact_version.startswith("git:")
     assert result.changed_files == ["calc.py"]
-    # The user's index and HEAD are untouched: calc.py is still an unstaged change.
+    # The user's index and HEAD are untouched: calc.py is still an unstaged change. (Untracked
+    # files are the check's own: Python leaves __pycache__/ where it may write byte-code.)
     status = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=workspace, capture_output=True, text=True, check=True
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert status.strip() == "M calc.py"
 
