@@ -96,7 +96,10 @@ def git_repo(path: Path) -> Path:
 
 
 CHECK = "python3 -c 'import calc; assert calc.add(2, 3) == 5, calc.add(2, 3)'"
-FIXED = "def add(a, b):\n    return a + b\n"
+FIXED = "def add(a, b):\n    return a + b  # fixed\n"
+"""Not the broken file's size: Python takes a .pyc as current when the source's size and mtime
+(in whole seconds) match, and a check run in the same second as the fix would import the
+broken version's byte-code wherever Python writes it (PYTHONDONTWRITEBYTECODE unset)."""
 
 
 async def test_a_false_done_claim_fails_and_the_model_saw_the_evidence(workspace: Path) -> None:
