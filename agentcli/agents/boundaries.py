@@ -33,7 +33,6 @@ from agentcli.permissions import (
     PermissionRequest,
     PromptAnswer,
     Prompter,
-    asks_a_person,
 )
 from agentcli.permissions.rules import RuleKind, RulesView, class_matches
 from agentcli.permissions.screen import SearchScreen
@@ -187,7 +186,7 @@ class LabelledPrompter:
 
     @property
     def asks_a_person(self) -> bool:
-        return asks_a_person(self.person)
+        return self.person.asks_a_person
 
     async def ask(self, request: PermissionRequest) -> PromptAnswer:
         async with self._lock:

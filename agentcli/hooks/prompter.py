@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentcli.permissions import PermissionRequest, PromptAnswer, Prompter, asks_a_person
+from agentcli.permissions import PermissionRequest, PromptAnswer, Prompter
 
 if TYPE_CHECKING:
     from agentcli.hooks.engine import HookEngine
@@ -25,7 +25,7 @@ class NotifyingPrompter:
 
     @property
     def asks_a_person(self) -> bool:
-        return asks_a_person(self._inner)
+        return self._inner.asks_a_person
 
     async def ask(self, request: PermissionRequest) -> PromptAnswer:
         self._engine.notify(

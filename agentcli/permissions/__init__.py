@@ -97,13 +97,13 @@ class PermissionPolicy(Protocol):
 
 
 class Prompter(Protocol):
+    @property
+    def asks_a_person(self) -> bool:
+        """Whether an `ask` reaches someone who may answer yes (False: it denies at once; a
+        prompter that passes questions on says what the next one does)."""
+        ...
+
     async def ask(self, request: PermissionRequest) -> PromptAnswer: ...
-
-
-def asks_a_person(prompter: Prompter) -> bool:
-    """Whether an `ask` reaches someone who may answer yes (a prompter that denies at once
-    says `asks_a_person = False`; one that passes questions on says what the next one does)."""
-    return bool(getattr(prompter, "asks_a_person", True))
 
 
 class NonInteractivePrompter:

@@ -26,7 +26,6 @@ from agentcli.permissions import (
     PermissionPolicy,
     PermissionRequest,
     Prompter,
-    asks_a_person,
 )
 from agentcli.tools.base import Tool
 from agentcli.vocabulary import PermissionTarget, Verdict
@@ -66,7 +65,7 @@ async def ask_permission(
     verdict = with_hook(policy.decide(tool.risk, target), hook)
     decision, reason = verdict.decision, verdict.reason
     if decision is Decision.ASK:
-        if precheck is not None and not verdict.firm and asks_a_person(prompter):
+        if precheck is not None and not verdict.firm and prompter.asks_a_person:
             precheck()
         events(PermissionAsked(call_id=record.call_id, name=tool.name, summary=target.summary))
         answer = await prompter.ask(

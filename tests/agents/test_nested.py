@@ -50,6 +50,8 @@ def test_a_childs_child_is_never_allowed_more_than_the_child(
 
 
 class Person:
+    asks_a_person = True
+
     def __init__(self) -> None:
         self.asked: list[str] = []
 

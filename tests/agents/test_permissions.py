@@ -132,6 +132,8 @@ async def test_yolo_in_a_definition_never_widens(workspace: Path) -> None:
 class Recording:
     """A person who answers every question with `answer`, and remembers what was asked."""
 
+    asks_a_person = True
+
     def __init__(self, answer: Answer) -> None:
         self.answer = answer
         self.asked: list[PermissionRequest] = []

@@ -26,6 +26,8 @@ _ids = itertools.count(1)
 class RecordingPrompter:
     """Answers every question with a fixed answer and remembers what was asked."""
 
+    asks_a_person = True
+
     def __init__(self, answer: Answer = Answer.YES) -> None:
         self.answer = answer
         self.requests: list[PermissionRequest] = []

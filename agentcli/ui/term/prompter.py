@@ -106,6 +106,8 @@ def is_long(request: PermissionRequest, cap: int = MAX_PREVIEW_LINES) -> bool:
 class TerminalPrompter:
     """A `Prompter` for an interactive terminal."""
 
+    asks_a_person = True
+
     def __init__(
         self,
         console: Console,
