@@ -4,6 +4,7 @@ where it lies in the workspace. Real commands through the real helper, on this k
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,47 @@ def test_the_model_is_told_the_install_is_agentcli_s(
     result = run(box, "echo 'import os' > .venv/lib/python3/site-packages/evil.pth")
     explained = box.explain_failure(result.stderr, result.returncode, WORKSPACE_WRITE)
     assert explained is not None and "agentcli's own installation" in explained, explained
+
+
+BYTECODE_WRITES = {
+    "a planted .pyc": "mkdir -p {mirror} && echo evil > {mirror}/__init__.cpython-311.pyc",
+    "the kept dataclass code": "echo evil > {cache}",
+    "python": "python3 -c \"open('{cache}', 'w').write('evil')\"",
+    "a moved prefix": "mv bytecode bytecode-aside && mkdir -p {mirror} && echo evil > {cache}",
+    "a link in its place": "rm -rf bytecode; ln -s elsewhere bytecode",
+}
+
+
+@pytest.mark.parametrize("confinement", OPENED)
+@pytest.mark.parametrize("how", sorted(BYTECODE_WRITES))
+def test_a_command_cannot_change_the_byte_code_agentcli_starts_from(
+    run: Run,
+    sandbox: OsSandbox,
+    how: str,
+    confinement: Confinement,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PYTHONPYCACHEPREFIX inside the workspace: the byte-code of everything agentcli runs at
+    its next start lies there (and the dataclass code it keeps, `agentcli.dataclass_code`),
+    so it is part of agentcli's own installation, read-only to every command."""
+    from agentcli import dataclass_code
+    from agentcli.own_install import own_install_paths
+
+    prefix = sandbox.workspace / "bytecode"
+    monkeypatch.setattr(sys, "pycache_prefix", str(prefix))
+    cache = dataclass_code.cache_path()
+    assert cache is not None and prefix in cache.parents
+    cache.parent.mkdir(parents=True)
+    cache.write_bytes(b"kept")
+    before = {p: p.read_bytes() for p in prefix.rglob("*") if p.is_file()}
+    box = OsSandbox(
+        workspace=sandbox.workspace, settings=SandboxSettings(own_install=own_install_paths())
+    )
+    command = BYTECODE_WRITES[how].format(
+        mirror=cache.parent.relative_to(sandbox.workspace),
+        cache=cache.relative_to(sandbox.workspace),
+    )
+    result = run(box, f"{command}; echo ok > control.txt", confinement=confinement)
+    assert prefix.is_dir() and not prefix.is_symlink(), result.stderr
+    assert {p: p.read_bytes() for p in prefix.rglob("*") if p.is_file()} == before, result.stderr
+    assert (sandbox.workspace / "control.txt").read_text() == "ok\n", result.stderr
