@@ -62,33 +62,29 @@ def test_streamed_markdown_is_printed_once_in_order(workspace: Path) -> None:
     assert "\n\n\n" not in text  # block margins are squeezed to one blank line
 
 
+def finished(
+    call_id: str, name: str, summary: str, duration_s: float, *, failed: bool = False
+) -> ToolCallFinished:
+    """A call's end as the runtime reports it."""
+    return ToolCallFinished(
+        call_id=call_id,
+        name=name,
+        status="failed" if failed else "succeeded",
+        is_error=failed,
+        summary=summary,
+        duration_s=duration_s,
+    )
+
+
 def test_tool_line_and_denial(workspace: Path) -> None:
     task, out, status = view(workspace)
     task.start()
     task(ToolCallProposed(call_id="c1", name="read_file", input={"path": "src/app.py"}))
     task(ToolCallStarted(call_id="c1", name="read_file", input={"path": "src/app.py"}))
     assert status.activity == "read_file src/app.py"
-    task(
-        ToolCallFinished(
-            call_id="c1",
-            name="read_file",
-            status="succeeded",
-            is_error=False,
-            summary="1\tx",
-            duration_s=0.02,
-        )
-    )
+    task(finished("c1", "read_file", "1\tx", 0.02))
     task(ToolCallStarted(call_id="c3", name="shell", input={"command": "make"}))
-    task(
-        ToolCallFinished(
-            call_id="c3",
-            name="shell",
-            status="succeeded",
-            is_error=False,
-            summary="exit code 0; 1.50 s; 3 lines",
-            duration_s=1.5,
-        )
-    )
+    task(finished("c3", "shell", "exit code 0; 1.50 s; 3 lines", 1.5))
     task(ToolCallProposed(call_id="c2", name="shell", input={"command": "rm -rf build"}))
     task(PermissionDecided(call_id="c2", name="shell", decision="deny", reason="user said no"))
     task(
@@ -120,16 +116,7 @@ def test_an_edit_shows_the_real_diff_from_disk(workspace: Path) -> None:
     args = {"path": "app.py", "old_string": "b = 2", "new_string": "b = 20"}
     task(ToolCallStarted(call_id="e1", name="edit_file", input=args))
     target.write_text("a = 1\nb = 20\nc = 3\n")  # what the tool did on disk
-    task(
-        ToolCallFinished(
-            call_id="e1",
-            name="edit_file",
-            status="succeeded",
-            is_error=False,
-            summary="edited app.py",
-            duration_s=0.01,
-        )
-    )
+    task(finished("e1", "edit_file", "edited app.py", 0.01))
     task.stop()
     text = out.getvalue()
     assert "✓ edit_file app.py" in text and "+1 -1" in text
@@ -143,16 +130,7 @@ def test_a_previewed_edit_is_not_shown_twice(workspace: Path) -> None:
     task.start()
     task(ToolCallStarted(call_id="e2", name="write_file", input={"path": "n.txt"}))
     (workspace / "n.txt").write_text("y\n")
-    task(
-        ToolCallFinished(
-            call_id="e2",
-            name="write_file",
-            status="succeeded",
-            is_error=False,
-            summary="",
-            duration_s=0.0,
-        )
-    )
+    task(finished("e2", "write_file", "", 0.0))
     task.stop()
     assert "+1 -1" in out.getvalue()
     assert "+y" not in out.getvalue()
@@ -321,16 +299,7 @@ def test_a_failed_calls_error_is_said_whole(workspace: Path) -> None:
         "first, then retry (so nothing you have not seen is overwritten)"
     )
     task(ToolCallStarted(call_id="c1", name="write_file", input={"path": "hello.txt"}))
-    task(
-        ToolCallFinished(
-            call_id="c1",
-            name="write_file",
-            status="failed",
-            is_error=True,
-            summary=error,
-            duration_s=0.0,
-        )
-    )
+    task(finished("c1", "write_file", error, 0.0, failed=True))
     task.stop()
     flat = " ".join(out.getvalue().split())  # the console wraps at 80 columns
     assert f"✗ write_file hello.txt · 0.00s · {error}" in flat
