@@ -20,13 +20,7 @@ from agentcli.call_records import ToolCallRecord
 from agentcli.confinement import Confinement
 from agentcli.events import EventSink, PermissionAsked, PermissionDecided
 from agentcli.hook_seams import NO_OPINION, BeforeCall
-from agentcli.permissions import (
-    Answer,
-    Decision,
-    PermissionPolicy,
-    PermissionRequest,
-    Prompter,
-)
+from agentcli.permissions import Answer, Decision, PermissionPolicy, PermissionRequest, Prompter
 from agentcli.tools.base import Tool
 from agentcli.vocabulary import PermissionTarget, Verdict
 
@@ -52,16 +46,18 @@ async def ask_permission(
     tool: Tool[Any],
     record: ToolCallRecord,
     target: PermissionTarget,
-    preview: str = "",
+    preview: Callable[[], str] = str,
     hook: BeforeCall = NO_OPINION,
     precheck: Callable[[], None] | None = None,
 ) -> Permission:
     """Whether the call may run, and how it is confined if it does (`hook`: what the
-    PreToolUse hooks decided). Before anyone is asked, `precheck` may refuse the call (a
-    ToolError, raised from here): nobody is asked to approve a call that cannot run. Not
-    before a firm ask (a protected path, an `ask` rule): what the call touches is said
-    first. Not where nobody can answer (no terminal): the denial, with the rule that would
-    allow the call, is what the model gets."""
+    PreToolUse hooks decided; `preview`: what a person asked is shown, made only then).
+
+    Before anyone is asked, `precheck` may refuse the call (a ToolError, raised from here):
+    nobody is asked to approve a call that cannot run. Not before a firm ask (a protected
+    path, an `ask` rule): what the call touches is said first. Not where nobody can answer
+    (no terminal): the denial, with the rule that would allow the call, is what the model
+    gets."""
     verdict = with_hook(policy.decide(tool.risk, target), hook)
     decision, reason = verdict.decision, verdict.reason
     if decision is Decision.ASK:
@@ -75,7 +71,7 @@ async def ask_permission(
                 risk=tool.risk,
                 target=target,
                 suggested_rule=verdict.suggested_rule,
-                preview=preview,
+                preview=preview(),
                 reason=verdict.reason,
                 confinement=verdict.confinement,
             )

@@ -221,7 +221,7 @@ class ToolRuntime:
                 tool=tool,
                 record=record,
                 target=target,
-                preview=self._preview(tool, args),
+                preview=lambda: self._preview(tool, args),
                 hook=hook,
                 precheck=lambda: self._precheck(tool, args, resources, earlier),
             )

@@ -417,3 +417,26 @@ async def test_edit_pre_state(ctx: ToolContext, workspace: Path) -> None:
         "post_hash": sha(b"one 2\n"),
     }
     assert os.listdir(workspace) == ["a.txt"]  # planning wrote nothing
+
+
+@pytest.mark.parametrize(
+    ("mode", "previews"), [(PermissionMode.YOLO, 0), (PermissionMode.DEFAULT, 1)]
+)
+async def test_the_preview_is_made_only_for_a_person_asked(
+    mode: PermissionMode, previews: int, make_harness: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A diff of the whole write is what the permission prompt shows: nobody asked, none made
+    (it read the file and diffed it for every allowed write)."""
+    made: list[str] = []
+    real = WriteFile.preview
+
+    def counted(self: WriteFile, args: WriteFileInput, ctx: ToolContext) -> str:
+        made.append(args.path)
+        return real(self, args, ctx)
+
+    monkeypatch.setattr(WriteFile, "preview", counted)
+    harness = make_harness(mode=mode)
+    record = await harness.call("write_file", path="new.txt", content="x\n")
+    assert record.status is CallStatus.SUCCEEDED
+    assert len(made) == previews
+    assert len(harness.prompter.requests) == previews
