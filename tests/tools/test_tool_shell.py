@@ -129,7 +129,13 @@ async def test_a_process_in_its_own_session_holding_the_output_is_said_and_left_
     # The call waits EOF_WAIT_S for a pipe that never closes: a shorter wait, same path (what
     # the command printed is in the pipe before its group ends, the held pipe never closes).
     monkeypatch.setattr(process_group, "EOF_WAIT_S", 0.5)
-    command = "setsid sh -c 'echo $$ > escaped.pid; sleep 300' & echo started"
+    # The command ends only once the process is in its own session (its pid file written,
+    # whole): under load the background job could still be starting when the command's group
+    # was stopped, taken down with it before it left (CI: "escaped.pid never appeared").
+    command = (
+        "setsid sh -c 'echo $$ > escaped.tmp && mv escaped.tmp escaped.pid; sleep 300' & "
+        "while [ ! -s escaped.pid ]; do sleep 0.01; done; echo started"
+    )
     record = await harness.call("shell", command=command)
     escaped = int(await wait_for_file(workspace / "escaped.pid"))
     try:
